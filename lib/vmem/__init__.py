@@ -1,0 +1,44 @@
+"""vmem: virtual context for LLM agents, the MemGPT way.
+
+The prompt is RAM (`MainContext`), SQLite is disk (`RecallStore`, `ArchivalStore`), memory
+tools page data between them, and the agent loop is the kernel that services those page
+faults. The core needs only the Python standard library.
+"""
+
+from .clock import StepClock, utc_now
+from .errors import (
+    BlockLimitError,
+    ContextOverflowError,
+    CoreMemoryError,
+    InputTooLargeError,
+    MatchError,
+    ReadOnlyBlockError,
+    StoreError,
+    StoreFormatError,
+    UnknownBlockError,
+    VMemError,
+)
+from .messages import Hit, Message, Page, Record
+from .tokens import ApproxCounter, count_tokens
+
+__all__ = [
+    "ApproxCounter",
+    "BlockLimitError",
+    "ContextOverflowError",
+    "CoreMemoryError",
+    "Hit",
+    "InputTooLargeError",
+    "MatchError",
+    "Message",
+    "Page",
+    "ReadOnlyBlockError",
+    "Record",
+    "StepClock",
+    "StoreError",
+    "StoreFormatError",
+    "UnknownBlockError",
+    "VMemError",
+    "count_tokens",
+    "utc_now",
+]
+__version__ = "0.1.0"
