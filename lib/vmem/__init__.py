@@ -5,6 +5,8 @@ tools page data between them, and the agent loop is the kernel that services tho
 faults. The core needs only the Python standard library.
 """
 
+from .archival import ArchivalStore
+from .bm25 import BM25Index, tokenize
 from .clock import StepClock, utc_now
 from .errors import (
     BlockLimitError,
@@ -19,9 +21,14 @@ from .errors import (
     VMemError,
 )
 from .messages import Hit, Message, Page, Record
+from .recall import RecallStore
 from .tokens import ApproxCounter, count_tokens
 
 __all__ = [
+    "ArchivalStore",
+    "BM25Index",
+    "RecallStore",
+    "tokenize",
     "ApproxCounter",
     "BlockLimitError",
     "ContextOverflowError",

@@ -1,0 +1,244 @@
+"""BM25 from scratch, explainable term by term, and the one analyzer every ranker uses.
+
+`tokenize` turns text into terms. `BM25Index` ranks documents for a query with
+
+    score(D, Q) = sum over query terms t of  idf(t) * tf * (k1 + 1) / (tf + k1 * norm(D))
+    norm(D)     = 1 - b + b * |D| / avgdl
+
+where tf is how often t occurs in D, |D| is D's length in terms and avgdl the mean length.
+A word repeated in the query counts each time (as in rank-bm25 and SQLite FTS5). Only
+documents that contain at least one query term are ranked, like an FTS5 `OR` query.
+
+The three IDF variants (N documents, n of them contain the term):
+
+- ``"lucene"``: ln(1 + (N - n + 0.5) / (n + 0.5)); never negative. The default.
+- ``"okapi"``: ln((N - n + 0.5) / (n + 0.5)), negative for terms in more than half the
+  documents; every negative value is replaced by epsilon x the mean IDF over the whole
+  vocabulary, exactly as rank-bm25's `BM25Okapi`. Pathologies worth showing in class: a
+  term in exactly half the documents gets idf 0 and adds nothing, and when the mean IDF is
+  itself negative the "floor" is negative too, so a match can lower a score.
+- ``"fts5"``: the same ratio as okapi, but values at or below zero become 1e-6, as SQLite
+  FTS5's `bm25()` computes it (see `vmem.store` for the rest of FTS5's formula).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass
+from functools import cache
+
+from .errors import StoreError
+
+IDF_VARIANTS = ("lucene", "okapi", "fts5")
+FTS5_IDF_FLOOR = 1e-6
+
+# Scripts written without spaces between words: each character is its own term (as
+# Lucene's standard analyzer does), so a Chinese or Japanese sentence is searchable.
+_CJK = (
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\U00020000-\U0003134f"  # CJK extensions B to G
+)
+
+
+@cache
+def _token_pattern() -> re.Pattern[str]:
+    """Built on first use: scanning Unicode for combining marks takes a few milliseconds."""
+    marks = "".join(
+        re.escape(chr(code))
+        for code in [*range(0x300, 0x20000), *range(0xE0100, 0xE01F0)]
+        if unicodedata.category(chr(code)).startswith("M")
+    )
+    word_char = rf"[^\W_{_CJK}]"  # a letter or digit that is not CJK
+    return re.compile(rf"[{_CJK}]|{word_char}(?:{word_char}|[{marks}])*")
+
+
+def tokenize(text: str) -> list[str]:
+    """The one analyzer: lowercase `text` and split it into runs of letters and digits.
+
+    Details that matter for search:
+
+    - Case: Python's `str.casefold`, the lowercase meant for caseless matching ("Straße" ->
+      "strasse", final sigma -> sigma).
+    - Diacritics are kept, not stripped: "café" and "cafe" are different terms. Text is
+      NFC-normalised first, so a combining accent typed after its letter gives the same term
+      as the precomposed letter. Combining marks stay attached to the letter they follow
+      (so Hindi or Thai words are not cut at every vowel sign); a mark with no letter
+      before it is dropped. Casefolding the dotted capital "İ" gives "i" plus a combining
+      dot, which stays in the term.
+    - Han, Hiragana and Katakana characters are one term each (those scripts put no spaces
+      between words); Hangul, Cyrillic, Greek, Arabic, ... are split like Latin.
+    - Everything else (punctuation, underscores, emoji, symbols) separates terms.
+
+    >>> tokenize("Hello, WORLD: it's 2024!")
+    ['hello', 'world', 'it', 's', '2024']
+    """
+    return _token_pattern().findall(unicodedata.normalize("NFC", text.casefold()))
+
+
+def term_score(idf: float, tf: float, norm: float, k1: float) -> float:
+    """One term's contribution, with FTS5's order of floating-point operations."""
+    return idf * (tf * (k1 + 1)) / (tf + k1 * norm)
+
+
+@dataclass(frozen=True)
+class TermExplanation:
+    """How one query term contributes to one document's score."""
+
+    term: str
+    tf: int
+    df: int
+    idf: float
+    norm: float  # 1 - b + b * doc_len / avgdl: above 1 for long documents, below for short
+    contribution: float
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A document's score for a query, term by term (terms in query order)."""
+
+    doc_id: Hashable
+    score: float
+    doc_len: int
+    avgdl: float
+    terms: tuple[TermExplanation, ...]
+
+    def __str__(self) -> str:
+        lines = [f"doc {self.doc_id!r}: score {self.score:.4f} "
+                 f"(length {self.doc_len}, average length {self.avgdl:.2f})",
+                 f"  {'term':<16}{'tf':>4}{'df':>6}{'idf':>9}{'norm':>8}{'contrib':>10}"]
+        lines += [f"  {t.term:<16}{t.tf:>4}{t.df:>6}{t.idf:>9.4f}{t.norm:>8.4f}"
+                  f"{t.contribution:>10.4f}" for t in self.terms]
+        return "\n".join(lines)
+
+
+class BM25Index:
+    """An incremental, pure-Python BM25 index: `add` and `remove` never rebuild.
+
+    It keeps, per document, its term counts and length, and per term a postings dict
+    (document -> tf), so scoring a query touches only documents that contain its terms.
+    """
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75, idf: str = "lucene",
+                 epsilon: float = 0.25) -> None:
+        if idf not in IDF_VARIANTS:
+            raise ValueError(f"idf must be one of {', '.join(IDF_VARIANTS)}; got {idf!r}")
+        self.k1, self.b, self.idf_variant, self.epsilon = k1, b, idf, epsilon
+        self._docs: dict[Hashable, Counter[str]] = {}  # insertion order = tie-break order
+        self._lengths: dict[Hashable, int] = {}
+        self._postings: dict[str, dict[Hashable, int]] = {}
+        self._total_len = 0
+        self._seq: dict[Hashable, int] = {}
+        self._next_seq = 0
+        self._okapi_floor: float | None = None  # cached epsilon x mean idf, reset on change
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._docs
+
+    def add(self, doc_id: Hashable, text: str) -> None:
+        """Index `text` under `doc_id` (an id already present is refused)."""
+        if doc_id in self._docs:
+            raise StoreError(f"document {doc_id!r} is already indexed; remove it first")
+        counts = Counter(tokenize(text))
+        self._docs[doc_id] = counts
+        self._lengths[doc_id] = sum(counts.values())
+        self._total_len += self._lengths[doc_id]
+        for term, tf in counts.items():
+            self._postings.setdefault(term, {})[doc_id] = tf
+        self._seq[doc_id] = self._next_seq
+        self._next_seq += 1
+        self._okapi_floor = None
+
+    def remove(self, doc_id: Hashable) -> None:
+        """Forget a document; statistics update as if it had never been added."""
+        if doc_id not in self._docs:
+            raise StoreError(f"no document {doc_id!r} in the index")
+        for term in self._docs.pop(doc_id):
+            postings = self._postings[term]
+            del postings[doc_id]
+            if not postings:
+                del self._postings[term]
+        self._total_len -= self._lengths.pop(doc_id)
+        del self._seq[doc_id]
+        self._okapi_floor = None
+
+    @property
+    def avgdl(self) -> float:
+        """Mean document length in terms (0 for an empty index)."""
+        return self._total_len / len(self._docs) if self._docs else 0.0
+
+    def df(self, term: str) -> int:
+        """How many documents contain `term`."""
+        return len(self._postings.get(term, ()))
+
+    def idf(self, term: str) -> float:
+        """The inverse document frequency of `term` under this index's variant."""
+        n, df = len(self._docs), self.df(term)
+        if self.idf_variant == "lucene":
+            return math.log(1 + (n - df + 0.5) / (df + 0.5))
+        if self.idf_variant == "fts5":
+            value = math.log((n - df + 0.5) / (df + 0.5))
+            return value if value > 0 else FTS5_IDF_FLOOR
+        if df == 0:
+            return 0.0  # rank-bm25 gives unknown words no weight
+        value = self._raw_okapi(df)
+        return value if value >= 0 else self._okapi_negative_floor()
+
+    def _raw_okapi(self, df: int) -> float:
+        n = len(self._docs)
+        return math.log(n - df + 0.5) - math.log(df + 0.5)
+
+    def _okapi_negative_floor(self) -> float:
+        if self._okapi_floor is None:
+            raw = [self._raw_okapi(len(postings)) for postings in self._postings.values()]
+            self._okapi_floor = self.epsilon * (sum(raw) / len(raw))
+        return self._okapi_floor
+
+    def _norm(self, doc_id: Hashable) -> float:
+        return 1 - self.b + self.b * self._lengths[doc_id] / self.avgdl
+
+    def scores(self, query: str) -> dict[Hashable, float]:
+        """Score of every document containing at least one query term (insertion order).
+
+        Terms are added in query order, as FTS5 does, so both give the same floating-point
+        sums; a term a document lacks adds exactly zero and is skipped.
+        """
+        terms = tokenize(query)
+        matched = {doc_id for term in terms for doc_id in self._postings.get(term, ())}
+        result = dict.fromkeys(sorted(matched, key=self._seq.__getitem__), 0.0)
+        norms = {doc_id: self._norm(doc_id) for doc_id in result}
+        for term in terms:
+            postings = self._postings.get(term, {})
+            idf = self.idf(term) if postings else 0.0
+            for doc_id, tf in postings.items():
+                result[doc_id] += term_score(idf, tf, norms[doc_id], self.k1)
+        return result
+
+    def search(self, query: str, k: int = 10) -> list[tuple[Hashable, float]]:
+        """The `k` best (doc_id, score) pairs, best first, ties by insertion order."""
+        ranked = sorted(self.scores(query).items(),
+                        key=lambda item: (-item[1], self._seq[item[0]]))
+        return ranked[:k]
+
+    def explain(self, query: str, doc_id: Hashable) -> Explanation:
+        """Each query term's tf, df, idf, length normalisation and contribution to `doc_id`."""
+        if doc_id not in self._docs:
+            raise StoreError(f"no document {doc_id!r} in the index")
+        counts, norm = self._docs[doc_id], self._norm(doc_id)
+        parts = []
+        for term in tokenize(query):
+            tf, idf = counts.get(term, 0), self.idf(term)
+            parts.append(TermExplanation(term, tf, self.df(term), idf, norm,
+                                         term_score(idf, tf, norm, self.k1)))
+        return Explanation(doc_id, sum(part.contribution for part in parts),
+                           self._lengths[doc_id], self.avgdl, tuple(parts))

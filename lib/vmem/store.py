@@ -1,0 +1,483 @@
+"""The one small SQLite/FTS5 layer that recall and archival storage share.
+
+It owns four things, each in one place:
+
+- **Opening a file** (`connect`): WAL journal, `synchronous=NORMAL` (a committed write
+  survives a killed process), a busy timeout, foreign keys. A file that is not SQLite,
+  is corrupt or truncated, is somebody else's SQLite database, or was written by a newer
+  vmem is refused with `StoreFormatError` *before anything is written to it*: it is first
+  inspected through a read-only connection, so it stays byte-identical.
+- **The schema** (`SCHEMA_V1`, `MIGRATIONS`): versioned with `PRAGMA user_version` and
+  marked as ours with `PRAGMA application_id`. Opening an older file runs the missing
+  migrations in one transaction.
+- **Transactions** (`transaction`): `BEGIN IMMEDIATE` (take the write lock up front, so
+  a read-modify-write never fails half way with "database is locked"), or a savepoint
+  inside a transaction that is already open, so callers can group several writes into
+  one commit.
+- **Full-text search** (`FtsIndex`, `search_page`) and the size limits (`MAX_*`).
+
+How FTS5 is used, and what its `bm25()` computes
+------------------------------------------------
+SQLite's own tokenizers do not split text exactly like `vmem.bm25.tokenize` (final sigma,
+dotted capital I, combining accents differ), so FTS5 never tokenizes on its own: each
+document is stored as the *space-joined output of `tokenize`* in an FTS5 table that uses
+the `ascii` tokenizer. That tokenizer splits on ASCII non-alphanumerics and treats every
+non-ASCII character as part of a word; our terms contain only letters, digits and marks,
+so it splits exactly on the spaces we put there and sees the same terms, and each
+document's length in FTS5 tokens is `len(tokenize(text))`. A query becomes each of its
+terms in double quotes joined by `OR` (`"cat" OR "sat" OR "cat"`), so nothing in it is
+ever read as FTS5 syntax, and a repeated word is a repeated phrase that counts each time.
+
+For every row matching the query, FTS5's built-in `bm25()` (fts5_aux.c) returns minus
+
+    sum over query phrases i of  idf_i * (f_i * (k1 + 1)) / (f_i + k1 * (1 - b + b * D / avgdl))
+
+with k1 = 1.2 and b = 0.75 fixed, f_i the number of times phrase i occurs in the row, D
+the row's length in tokens (all columns; we have one), avgdl = total tokens in the table
+/ number of rows in the table (both kept by FTS5 itself and updated on every insert and
+delete), and idf_i = ln((N - n_i + 0.5) / (n_i + 0.5)) with N the number of rows and n_i
+the number of rows containing phrase i, replaced by 1e-6 when it is zero or negative.
+Statistics cover the whole table, whatever other filters the query has. The result is
+negative (more negative = better), so we negate it: higher score = better. Ties are
+broken by rowid, i.e. insertion order. `BM25Index(idf="fts5", k1=1.2, b=0.75)` computes
+the same numbers in the same order of floating-point operations.
+
+FTS5 does not expose per-term contributions to Python, so `FtsIndex.contributions`
+recomputes them for the hits on a page from `fts_stats` (N and total tokens, kept in the
+same transaction as the index) and per-term document counts; they sum to the score.
+
+`FtsIndex.search` is the single place that turns a query into ranked row ids, so a faster
+exact top-k strategy can replace its body without touching the stores.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import re
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .bm25 import FTS5_IDF_FLOOR, term_score, tokenize
+from .clock import ensure_utc
+from .errors import InputTooLargeError, StoreError, StoreFormatError
+from .messages import Hit, Page
+
+# --- Limits: one place, each enforced with InputTooLargeError ------------------------
+MAX_RECORD_CHARS = 50_000  # one archival record; store longer documents as several
+MAX_MESSAGE_CHARS = 200_000  # one message in recall storage
+MAX_QUERY_CHARS = 20_000  # one search query
+MAX_PAGE_SIZE = 100  # hits per page (top_k / page_size)
+MAX_TAGS = 32  # tags on one archival record
+MAX_TAG_CHARS = 64  # characters in one tag
+
+BUSY_TIMEOUT_MS = 5_000
+APPLICATION_ID = 0x766D656D  # "vmem" in ASCII: marks a file as ours
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# --- Schema ------------------------------------------------------------------------
+# Version 1: every table of an agent file. Add new tables of version 1 here; after a
+# release, a change becomes a new entry in MIGRATIONS instead.
+SCHEMA_V1: tuple[str, ...] = (
+    """CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        name TEXT,
+        session_id INTEGER,
+        turn INTEGER,
+        created_at TEXT NOT NULL,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        meta TEXT NOT NULL,
+        scope TEXT NOT NULL
+    )""",
+    "CREATE INDEX messages_created_at ON messages(created_at)",
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(terms, tokenize='ascii')",
+    """CREATE TABLE archival (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        text TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        session_id INTEGER,
+        turn_id INTEGER,
+        source_url TEXT,
+        created_at TEXT NOT NULL,
+        source TEXT NOT NULL,
+        flagged INTEGER NOT NULL,
+        flag_reasons TEXT NOT NULL,
+        invalid_at TEXT,
+        superseded_by INTEGER
+    )""",
+    "CREATE INDEX archival_created_at ON archival(created_at)",
+    "CREATE VIRTUAL TABLE archival_fts USING fts5(terms, tokenize='ascii')",
+    """CREATE TABLE fts_stats (
+        name TEXT PRIMARY KEY,
+        docs INTEGER NOT NULL,
+        tokens INTEGER NOT NULL
+    )""",
+    "INSERT INTO fts_stats VALUES ('messages_fts', 0, 0), ('archival_fts', 0, 0)",
+)
+
+# MIGRATIONS[v] takes a file from schema version v to v + 1 (version 0 = empty file).
+MIGRATIONS: tuple[tuple[str, ...], ...] = (SCHEMA_V1,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+# --- Opening -----------------------------------------------------------------------
+def connect(target: str | os.PathLike[str] | sqlite3.Connection = ":memory:"
+            ) -> sqlite3.Connection:
+    """Open (or adopt) a vmem store and make sure its schema is current.
+
+    `target` is ":memory:", a file path (created if missing) or an open connection,
+    which is used as it is (its journal mode stays the caller's choice), so that one
+    connection can hold every tier of an agent.
+    """
+    if isinstance(target, sqlite3.Connection):
+        conn = target
+        if not conn.in_transaction:
+            conn.execute("PRAGMA foreign_keys = ON")
+    else:
+        conn = _open(os.fspath(target))
+    try:
+        _ensure_schema(conn, where="this connection" if conn is target else str(target))
+    except BaseException:
+        if conn is not target:
+            conn.close()
+        raise
+    return conn
+
+
+def _open(path: str) -> sqlite3.Connection:
+    in_memory = path in ("", ":memory:")
+    if not in_memory:
+        _inspect_file(path)
+    try:
+        conn = sqlite3.connect(path, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open {path}: {exc}; check that its folder exists and "
+                         "is writable") from exc
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not in_memory:
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _inspect_file(path: str) -> None:
+    """Refuse a file we must not write to, looking at it read-only."""
+    file = Path(path)
+    if not file.exists() or file.stat().st_size == 0:
+        return  # a new store
+    with file.open("rb") as handle:
+        header = handle.read(100)
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        raise StoreFormatError(
+            f"{path} is not an SQLite database (or its header is damaged), so it is "
+            "not a vmem store; it was left untouched. Open a new path instead.")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    header_size_valid = header[24:28] == header[92:96] and pages > 0
+    wal = Path(path + "-wal")
+    pending_wal = wal.exists() and wal.stat().st_size > 0
+    if header_size_valid and not pending_wal and file.stat().st_size < pages * page_size:
+        raise StoreFormatError(
+            f"{path} is truncated ({file.stat().st_size} bytes, its header says "
+            f"{pages * page_size}); it was left untouched. Restore it from a backup.")
+    try:
+        probe = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            _check_identity(*_identity(probe), where=path)
+        finally:
+            probe.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreFormatError(f"{path} is corrupt or unreadable ({exc}); it was left "
+                               "untouched. Restore it from a backup.") from exc
+
+
+def _identity(conn: sqlite3.Connection) -> tuple[int, int, int]:
+    """(application_id, user_version, number of schema objects) of a database."""
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    return app_id, version, objects
+
+
+def _check_identity(app_id: int, version: int, objects: int, *, where: str) -> None:
+    if app_id == 0 and version == 0 and objects == 0:
+        return  # empty: ours to initialise
+    if app_id != APPLICATION_ID:
+        raise StoreFormatError(
+            f"{where} is an SQLite database of another application, not a vmem store; "
+            "it was left untouched. Open a new path instead.")
+    if version > SCHEMA_VERSION:
+        raise StoreFormatError(
+            f"{where} was written by a newer vmem (schema version {version}; this vmem "
+            f"reads up to {SCHEMA_VERSION}); it was left untouched. Upgrade vmem.")
+
+
+def _ensure_schema(conn: sqlite3.Connection, *, where: str) -> None:
+    identity = _identity(conn)
+    _check_identity(*identity, where=where)
+    if identity[1] == SCHEMA_VERSION:
+        return
+    with transaction(conn):
+        app_id, version, objects = _identity(conn)  # again, now holding the write lock
+        _check_identity(app_id, version, objects, where=where)
+        if version == 0:
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        for migration in MIGRATIONS[version:]:
+            for statement in migration:
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+# --- Transactions ------------------------------------------------------------------
+_savepoints = itertools.count(1)
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One atomic unit of work: all of it commits, or none of it does.
+
+    Outside a transaction this runs `BEGIN IMMEDIATE` ... `COMMIT`. Inside one (opened by
+    an outer `transaction` or by the caller) it joins it through a savepoint: an error
+    rolls back only the inner block, and nothing is durable until the outer one commits.
+    """
+    if conn.in_transaction:
+        name = f"vmem_{next(_savepoints)}"
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
+            raise
+        conn.execute(f"RELEASE {name}")
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+# --- Values in columns -------------------------------------------------------------
+def time_to_db(value: datetime) -> str:
+    """A fixed-width UTC ISO string, so text order is time order."""
+    return ensure_utc(value).isoformat(timespec="microseconds")
+
+
+def time_from_db(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def from_json(text: str) -> Any:
+    return json.loads(text)
+
+
+_SCOPE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def check_scope(scope: dict[str, str] | None) -> dict[str, str]:
+    """Validate a scope such as {"user_id": "u1"}; None means no scope ({})."""
+    if scope is None:
+        return {}
+    if not isinstance(scope, dict):
+        raise StoreError(f"scope must be a dict such as {{'user_id': 'u1'}}, got "
+                         f"{type(scope).__name__}")
+    for key, value in scope.items():
+        if not isinstance(key, str) or not _SCOPE_KEY.fullmatch(key):
+            raise StoreError(f"scope key {key!r} must be a name such as 'user_id'")
+        if not isinstance(value, str) or not value:
+            raise StoreError(f"scope value for {key!r} must be a non-empty string, got "
+                             f"{value!r}")
+    return dict(scope)
+
+
+def check_size(what: str, text: str, limit: int) -> None:
+    if len(text) > limit:
+        raise InputTooLargeError(
+            f"{what} is {len(text):,} characters; the limit is {limit:,}. "
+            "Split it into smaller pieces or shorten it.")
+
+
+def check_paging(page: int, page_size: int, *, size_name: str = "page_size") -> None:
+    for name, value in (("page", page), (size_name, page_size)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise StoreError(f"{name} must be an integer, got {value!r}")
+    if page < 0:
+        raise StoreError(f"page must be 0 or more (0 is the first page), got {page}")
+    if page_size < 1:
+        raise StoreError(f"{size_name} must be at least 1, got {page_size}")
+    if page_size > MAX_PAGE_SIZE:
+        raise InputTooLargeError(f"{size_name}={page_size} is over the limit of "
+                                 f"{MAX_PAGE_SIZE}; ask for more pages instead")
+
+
+@dataclass
+class Where:
+    """A conjunction of SQL conditions on the document table (alias `d`) and its params."""
+
+    clauses: list[str] = field(default_factory=list)
+    params: list[Any] = field(default_factory=list)
+
+    def add(self, clause: str, *params: Any) -> Where:
+        self.clauses.append(clause)
+        self.params.extend(params)
+        return self
+
+    def scope(self, scope: dict[str, str] | None) -> Where:
+        """Keep rows whose scope has every key and value of `scope` (None: no filter)."""
+        for key, value in check_scope(scope).items():
+            self.add("json_extract(d.scope, ?) = ?", f"$.{key}", value)
+        return self
+
+    def period(self, start: datetime | None, end: datetime | None) -> Where:
+        """Keep rows created between `start` and `end`, both inclusive, either optional."""
+        for bound, op in ((start, ">="), (end, "<=")):
+            if bound is None:
+                continue
+            try:
+                self.add(f"d.created_at {op} ?", time_to_db(bound))
+            except (ValueError, AttributeError) as exc:
+                raise StoreError(f"start/end must be timezone-aware datetimes: {exc}") \
+                    from exc
+        return self
+
+    @property
+    def sql(self) -> str:
+        return " AND ".join(self.clauses) or "1"
+
+
+# --- Full-text index ---------------------------------------------------------------
+@dataclass(frozen=True)
+class FtsIndex:
+    """An FTS5 table (`table`) indexing the text of `docs` rows, rowid = `docs.id`."""
+
+    table: str
+    docs: str
+
+    def add(self, conn: sqlite3.Connection, rowid: int, text: str) -> None:
+        """Index a document's text (call inside the transaction that stores it)."""
+        terms = tokenize(text)
+        conn.execute(f"INSERT INTO {self.table}(rowid, terms) VALUES (?, ?)",
+                     (rowid, " ".join(terms)))
+        conn.execute("UPDATE fts_stats SET docs = docs + 1, tokens = tokens + ? "
+                     "WHERE name = ?", (len(terms), self.table))
+
+    def remove(self, conn: sqlite3.Connection, rowid: int) -> None:
+        """Drop a document from the index (no-op when it was never indexed)."""
+        row = conn.execute(f"SELECT terms FROM {self.table} WHERE rowid = ?",
+                           (rowid,)).fetchone()
+        if row is None:
+            return
+        conn.execute(f"DELETE FROM {self.table} WHERE rowid = ?", (rowid,))
+        conn.execute("UPDATE fts_stats SET docs = docs - 1, tokens = tokens - ? "
+                     "WHERE name = ?", (len(row[0].split()), self.table))
+
+    def stats(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """(number of indexed documents, total number of terms in them)."""
+        docs, tokens = conn.execute("SELECT docs, tokens FROM fts_stats WHERE name = ?",
+                                    (self.table,)).fetchone()
+        return docs, tokens
+
+    @staticmethod
+    def match_expression(terms: Sequence[str]) -> str:
+        """`"a" OR "b"`: every term quoted, so no query text is FTS5 syntax."""
+        return " OR ".join(f'"{term}"' for term in terms)
+
+    def search(self, conn: sqlite3.Connection, terms: Sequence[str], where: Where,
+               limit: int, offset: int) -> tuple[int, list[tuple[int, float]]]:
+        """(number of matching rows, one page of (rowid, score) best first).
+
+        Exact BM25 over every matching row, ties by rowid. Filters in `where` choose
+        rows but never change the statistics.
+        """
+        match = self.match_expression(terms)
+        base = (f"FROM {self.table} JOIN {self.docs} AS d ON d.id = {self.table}.rowid "
+                f"WHERE {self.table} MATCH ? AND ({where.sql})")
+        total = conn.execute(f"SELECT count(*) {base}", [match, *where.params]).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT {self.table}.rowid, -bm25({self.table}) {base} "
+            f"ORDER BY bm25({self.table}), {self.table}.rowid LIMIT ? OFFSET ?",
+            [match, *where.params, limit, offset]).fetchall()
+        return total, rows
+
+    def contributions(self, conn: sqlite3.Connection, terms: Sequence[str],
+                      texts: Sequence[str]) -> list[dict[str, float]]:
+        """Per-term parts of each text's score, with FTS5's formula and statistics.
+
+        One entry per distinct query term the text contains (a repeated query word adds
+        up); the parts sum to the score `bm25()` gives.
+        """
+        docs, tokens = self.stats(conn)
+        avgdl = tokens / docs
+        idf = {}
+        for term in dict.fromkeys(terms):
+            df = conn.execute(f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH ?",
+                              (self.match_expression([term]),)).fetchone()[0]
+            value = math.log((docs - df + 0.5) / (df + 0.5))
+            idf[term] = value if value > 0 else FTS5_IDF_FLOOR
+        out = []
+        for text in texts:
+            doc_terms = tokenize(text)
+            counts: dict[str, int] = {}
+            for term in doc_terms:
+                counts[term] = counts.get(term, 0) + 1
+            norm = 1 - 0.75 + 0.75 * len(doc_terms) / avgdl
+            parts: dict[str, float] = {}
+            for term in terms:
+                if term in counts:
+                    part = term_score(idf[term], counts[term], norm, 1.2)
+                    parts[term] = parts.get(term, 0.0) + part
+            out.append(parts)
+        return out
+
+
+def search_page(conn: sqlite3.Connection, index: FtsIndex, query: str, where: Where, *,
+                page: int, page_size: int, load: Callable[[list[int]], list[Any]],
+                text_of: Callable[[Any], str]) -> Page:
+    """The shared search path: analyse, rank, load one page, explain its hits.
+
+    `load` turns row ids into stored values (in the given order); `text_of` gives a
+    value's indexed text.
+    """
+    if not isinstance(query, str):
+        raise StoreError(f"query must be a string, got {type(query).__name__}")
+    check_size("the query", query, MAX_QUERY_CHARS)
+    terms = tokenize(query)
+    if not terms:
+        return Page([], 0, page, page_size, query=query, note=(
+            f"no searchable words in {json.dumps(query, ensure_ascii=False)}: search "
+            "matches words made of letters or digits; try other words"))
+    total, rows = index.search(conn, terms, where, page_size, page * page_size)
+    if not rows:
+        note = None
+        if total:
+            last = (total - 1) // page_size
+            note = (f"page {page} is past the end: the {total} results fill pages 0 to "
+                    f"{last} ({page_size} per page)")
+        return Page([], total, page, page_size, query=query, note=note)
+    values = load([rowid for rowid, _ in rows])
+    parts = index.contributions(conn, terms, [text_of(value) for value in values])
+    hits = [Hit(value, score, terms_of)
+            for value, (_, score), terms_of in zip(values, rows, parts, strict=True)]
+    return Page(hits, total, page, page_size, query=query)
