@@ -1,0 +1,107 @@
+"""`python -m vmem eval ...`: evidence recall and evidence in budget, as tables or JSON.
+
+    eval locomo --data PATH [--k 1,5,10,25,50] [--budgets 1000,...] [--json]
+    eval synthetic [--seed N] [--tokens N] [--k ...] [--budgets ...] [--json]
+
+The JSON object has the shape `{name: {category or "overall": {metric: percent}}}`:
+recall configurations are named by retrieval unit and ranker (`dialog/bm25+speaker`),
+evidence-in-budget rows by `budget/fifo` and `budget/virtual/<ranker>` with metrics "1k",
+"2k", ..., and (synthetic only) `stale/plain` and `stale/invalidated` with category
+"overall" and metrics `stale`, `current`, `missed`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from ..errors import VMemError
+from .budget import BUDGETS, evidence_in_budget
+from .locomo import load_locomo
+from .runner import BEST, CATEGORY_ORDER, PLAIN, default_configs, evaluate_recall
+from .synthetic import CATEGORIES, generate, stale_answers
+
+Table = dict[str, dict[str, dict[str, float]]]
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run one evaluation; 0 on success, 2 on bad arguments or unreadable data."""
+    out = out or sys.stdout
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        ks, budgets = _ints(args.k, "--k"), _ints(args.budgets, "--budgets")
+        if args.dataset == "locomo":
+            conversations = load_locomo(args.data)
+            order: Sequence[str] = CATEGORY_ORDER
+            configs = default_configs(units=True)
+        else:
+            data = generate(args.seed, args.tokens)
+            conversations = [data.conversation]
+            order = CATEGORIES
+            configs = default_configs(units=False)
+    except (VMemError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    results: Table = evaluate_recall(conversations, configs, ks, order=order)
+    budget = evidence_in_budget(conversations, budgets, rankers=(PLAIN, BEST), order=order)
+    results.update({f"budget/{name}": table for name, table in budget.items()})
+    if args.dataset == "synthetic":
+        results["stale/plain"] = {"overall": stale_answers(data, invalidate=False)}
+        results["stale/invalidated"] = {"overall": stale_answers(data, invalidate=True)}
+    if args.json:
+        json.dump(results, out, indent=1)
+        out.write("\n")
+    else:
+        out.write(render_tables(results))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vmem eval", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="dataset", required=True)
+    for name, text in (("locomo", "the LoCoMo benchmark file"),
+                       ("synthetic", "a generated long-horizon conversation")):
+        command = sub.add_parser(name, help=f"evaluate on {text}")
+        command.add_argument("--k", default="1,5,10,25,50", help="cut-offs for recall@k")
+        command.add_argument("--budgets", default=",".join(map(str, BUDGETS)),
+                             help="prompt budgets in tokens for evidence in budget")
+        command.add_argument("--json", action="store_true", help="one JSON object on stdout")
+        if name == "locomo":
+            command.add_argument("--data", required=True, help="path to locomo10.json")
+        else:
+            command.add_argument("--seed", type=int, default=0)
+            command.add_argument("--tokens", type=int, default=100_000)
+    return parser
+
+
+def _ints(text: str, option: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise ValueError(f"{option} wants positive integers separated by commas, got {text!r}")
+    return values
+
+
+def render_tables(results: Table) -> str:
+    """Plain-text tables: one row per name and category, one column per metric."""
+    lines: list[str] = []
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name, table in results.items():
+        metrics = tuple(next(iter(table.values())).keys())
+        groups.setdefault(metrics, []).append(name)
+    for metrics, names in groups.items():
+        width = max(len(name) for name in names)
+        cat_width = max(len(c) for name in names for c in results[name])
+        lines.append(f"{'':<{width}}  {'':<{cat_width}}" + "".join(f"{m:>11}" for m in metrics))
+        for name in names:
+            for category, row in results[name].items():
+                lines.append(f"{name:<{width}}  {category:<{cat_width}}"
+                             + "".join(f"{row.get(m, float('nan')):>11.1f}" for m in metrics))
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,103 @@
+"""The synthetic long-horizon generator: determinism, planted facts, changes, injections."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from vmem.eval.synthetic import generate, stale_answers
+from vmem.tokens import ApproxCounter
+
+
+def _snapshot(data):
+    conv = data.conversation
+    return ([(m.name, m.content, m.session_id, m.turn, m.created_at, m.meta)
+             for m in conv.messages()],
+            [(q.question, q.evidence, q.answer, q.category_name) for q in conv.questions],
+            data.injections)
+
+
+def test_same_seed_same_output_other_seed_other_output():
+    assert _snapshot(generate(7, 20_000)) == _snapshot(generate(7, 20_000))
+    assert _snapshot(generate(7, 20_000)) != _snapshot(generate(8, 20_000))
+
+
+def test_length_reaches_the_requested_tokens():
+    data = generate(3, 30_000)
+    counter = ApproxCounter()
+    total = sum(counter.count(m.content) for m in data.conversation.messages())
+    assert total == data.tokens
+    assert 30_000 <= total < 30_200
+
+
+def test_planted_facts_are_stated_at_their_evidence_turns():
+    data = generate(1, 50_000)
+    turns = {m.meta["dia_id"]: m for m in data.conversation.messages()}
+    assert data.facts and data.changes
+    for question in data.conversation.questions:
+        (dia_id,) = question.evidence
+        turn = turns[dia_id]
+        assert str(question.answer) in turn.content
+        assert turn.name in question.question or any(
+            f.subject in question.question and f.subject in turn.content for f in data.facts)
+    for fact in data.facts:
+        turn = turns[fact.dia_id]
+        # a speaker states their own facts; others are named in the text
+        assert fact.subject == turn.name or fact.subject in turn.content
+        assert fact.value in turn.content
+
+
+def test_current_questions_point_at_the_later_statement_and_previous_at_the_earlier():
+    data = generate(2, 80_000)
+    messages = data.conversation.messages()
+    order = {m.meta["dia_id"]: i for i, m in enumerate(messages)}
+    by_question = {q.question: q for q in data.conversation.questions}
+    for change in data.changes:
+        assert order[change.old.dia_id] < order[change.new.dia_id]
+        assert change.old.value != change.new.value
+        current = [q for q in by_question.values() if q.category_name == "current"
+                   and q.evidence == (change.new.dia_id,)]
+        previous = [q for q in by_question.values() if q.category_name == "previous"
+                    and q.evidence == (change.old.dia_id,)]
+        assert len(current) == 1 and current[0].answer == change.new.value
+        assert len(previous) == 1 and previous[0].answer == change.old.value
+    static = [q for q in by_question.values() if q.category_name == "static"]
+    changed = {(c.subject, c.attribute) for c in data.changes}
+    assert static and all(f.dia_id not in {c.old.dia_id for c in data.changes}
+                          for f in data.facts if (f.subject, f.attribute) not in changed)
+
+
+def test_injections_are_directive_shaped_and_marked():
+    data = generate(4, 30_000)
+    turns = {m.meta["dia_id"]: m for m in data.conversation.messages()}
+    assert len(data.injections) >= 3
+    for dia_id in data.injections:
+        assert turns[dia_id].meta.get("injection") is True
+        text = turns[dia_id].content.lower()
+        assert any(word in text for word in ("ignore", "disregard", "must"))
+    marked = [d for d, m in turns.items() if m.meta.get("injection")]
+    assert marked == data.injections
+
+
+def test_invalidation_removes_stale_answers():
+    data = generate(0, 100_000)
+    plain = stale_answers(data, invalidate=False)
+    careful = stale_answers(data, invalidate=True)
+    assert careful["stale"] == 0.0
+    assert plain["stale"] > 0.0
+    assert careful["current"] >= plain["current"]
+    for result in (plain, careful):
+        assert sum(result.values()) == pytest.approx(100.0, abs=0.2)
+
+
+def test_a_million_tokens_in_seconds():
+    started = time.perf_counter()
+    data = generate(5, 1_000_000)
+    assert data.tokens >= 1_000_000
+    assert time.perf_counter() - started < 10
+    assert len(data.conversation.sessions) > 1000
+
+
+def test_too_short_is_refused():
+    with pytest.raises(ValueError, match="at least 500"):
+        generate(0, 100)
