@@ -8,6 +8,8 @@ faults. The core needs only the Python standard library.
 from .archival import ArchivalStore
 from .bm25 import BM25Index, tokenize
 from .clock import StepClock, utc_now
+from .context import Event, MainContext
+from .core import Block, CoreMemory
 from .errors import (
     BlockLimitError,
     ContextOverflowError,
@@ -22,9 +24,17 @@ from .errors import (
 )
 from .messages import Hit, Message, Page, Record
 from .recall import RecallStore
-from .tokens import ApproxCounter, count_tokens
+from .summarize import ExtractiveSummarizer, Summarizer
+from .tokens import ApproxCounter, TiktokenCounter, count_tokens
 
 __all__ = [
+    "Block",
+    "CoreMemory",
+    "Event",
+    "ExtractiveSummarizer",
+    "MainContext",
+    "Summarizer",
+    "TiktokenCounter",
     "ArchivalStore",
     "BM25Index",
     "RecallStore",
