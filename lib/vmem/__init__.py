@@ -5,6 +5,7 @@ tools page data between them, and the agent loop is the kernel that services tho
 faults. The core needs only the Python standard library.
 """
 
+from .agent import Agent, AssistantTurn, Policy, RulePolicy, ScriptedPolicy, ToolCall, Turn
 from .archival import ArchivalStore
 from .bm25 import BM25Index, tokenize
 from .clock import StepClock, utc_now
@@ -22,12 +23,29 @@ from .errors import (
     UnknownBlockError,
     VMemError,
 )
+from .guard import Guard, Verdict, wrap_untrusted
+from .memory import AgentLockedError, Memory
 from .messages import Hit, Message, Page, Record
 from .recall import RecallStore
 from .summarize import ExtractiveSummarizer, Summarizer
 from .tokens import ApproxCounter, TiktokenCounter, count_tokens
+from .tools import MemoryTools, ToolResult
 
 __all__ = [
+    "Agent",
+    "AgentLockedError",
+    "AssistantTurn",
+    "Guard",
+    "Memory",
+    "MemoryTools",
+    "Policy",
+    "RulePolicy",
+    "ScriptedPolicy",
+    "ToolCall",
+    "ToolResult",
+    "Turn",
+    "Verdict",
+    "wrap_untrusted",
     "Block",
     "CoreMemory",
     "Event",

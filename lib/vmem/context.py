@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence, Sized
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from .clock import Clock, ensure_utc, format_time, utc_now
 from .core import CoreMemory
@@ -55,6 +56,19 @@ class Event:
     size: int = 0
     tokens: int = 0
     detail: str = ""
+
+
+class Journal(Protocol):
+    """Where a context persists itself (`vmem.Memory` is one).
+
+    `append` runs inside `transaction()`, which also holds the message's write to recall
+    storage, and calls `record(context)` at its end: the message, the queue, the summary
+    and the counters commit together or not at all.
+    """
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def record(self, context: MainContext) -> None: ...
 
 
 def chat_tokens(chat: dict[str, Any], counter: Counter) -> int:
@@ -92,6 +106,7 @@ class MainContext:
         counter: Counter | None = None,
         clock: Clock | None = None,
         scope: dict[str, str] | None = None,
+        journal: Journal | None = None,
     ) -> None:
         if not isinstance(system, str):
             raise TypeError("system must be the system prompt text")
@@ -112,6 +127,7 @@ class MainContext:
         self.archival = archival
         self.tools = list(tools or ())
         self.scope = scope
+        self.journal = journal
         self.events: list[Event] = []
         self._queue: list[Message] = []
         self._sizes: dict[int, int] = {}  # message id -> tokens
@@ -120,11 +136,25 @@ class MainContext:
         self._unsummarized: list[Message] = []  # evicted but not in the summary (it failed)
         self._armed = True
         self._last_change: datetime | None = None
-        self._tools_tokens = self.counter.count(
-            json.dumps(self.tools, ensure_ascii=False)) if self.tools else 0
+        self._tools_tokens = self._schema_tokens(self.tools)
         fixed = self._fixed_tokens(self._prefix_tokens(), len(self.recall))
         if fixed > max_tokens:
             raise ContextOverflowError(self._fixed_overflow_text(fixed))
+
+    def set_tools(self, tools: Sequence[dict[str, Any]]) -> None:
+        """Count these tool schemas against the budget from now on (the agent calls this
+        with its tools' schemas). Refused, changing nothing, if the prompt would no longer
+        fit; the next append flushes as usual when it is merely over."""
+        schemas, previous = list(tools), self._tools_tokens
+        self._tools_tokens = self._schema_tokens(schemas)
+        fixed = self._fixed_tokens(self._prefix_tokens(), len(self.recall))
+        if fixed > self.max_tokens:
+            self._tools_tokens = previous
+            raise ContextOverflowError(self._fixed_overflow_text(fixed))
+        self.tools = schemas
+
+    def _schema_tokens(self, tools: Sequence[dict[str, Any]]) -> int:
+        return self.counter.count(json.dumps(list(tools), ensure_ascii=False)) if tools else 0
 
     # -- what the model sees ---------------------------------------------------------
 
@@ -184,15 +214,36 @@ class MainContext:
         now = ensure_utc(self._clock())
         size = chat_tokens(message.to_chat(), self.counter)
         self._check_fits(message, size, now)
-        self.recall.add(message, scope=self.scope)
-        self._queue.append(message)
-        self._sizes[message.id] = size
-        self._last_change = now
-        self._record("appended", now, [message])
-        if self.tokens() > self.max_tokens:
-            self._flush(now)
-        self._maybe_warn(now)
+        saved = self._snapshot()
+        try:
+            with self.journal.transaction() if self.journal else nullcontext():
+                self.recall.add(message, scope=self.scope)
+                self._queue.append(message)
+                self._sizes[message.id] = size
+                self._last_change = now
+                self._record("appended", now, [message])
+                if self.tokens() > self.max_tokens:
+                    self._flush(now)
+                self._maybe_warn(now)
+                if self.journal:
+                    self.journal.record(self)
+        except BaseException:
+            self._rollback(saved, message)
+            raise
         return message
+
+    def _snapshot(self) -> tuple[Any, ...]:
+        return (list(self._queue), dict(self._sizes), self._summary, self._evicted,
+                list(self._unsummarized), self._armed, self._last_change, len(self.events))
+
+    def _rollback(self, saved: tuple[Any, ...], message: Message) -> None:
+        """Undo an append that failed part way (e.g. the disk refused the write): the
+        stores rolled back in their transaction, so memory goes back to match them."""
+        (self._queue, self._sizes, self._summary, self._evicted, self._unsummarized,
+         self._armed, self._last_change, events) = saved
+        del self.events[events:]
+        if self.journal:
+            message.id = None  # its row was rolled back with the transaction
 
     # -- persistence -----------------------------------------------------------------
 

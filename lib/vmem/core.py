@@ -12,7 +12,7 @@ Each block keeps a short edit history (version, old value, new value, time).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -135,7 +135,12 @@ class CoreMemory:
     'Name: Ada.'
     """
 
-    def __init__(self, blocks: list[Block] | None = None, *, clock: Clock | None = None) -> None:
+    def __init__(self, blocks: list[Block] | None = None, *, clock: Clock | None = None,
+                 on_change: Callable[[Block], None] | None = None) -> None:
+        """`on_change(block)` runs after every successful edit (persistence, widgets); if
+        it raises, the edit is undone and the error propagates, so the block and whatever
+        `on_change` keeps never disagree."""
+        self.on_change = on_change
         self._blocks: dict[str, Block] = {}
         for block in blocks or ():
             if block.label in self._blocks:
@@ -270,10 +275,18 @@ class CoreMemory:
                 "first with replace or rethink, or move detail to archival memory and keep "
                 "a short note here")
         time = ensure_utc(self._clock())
+        before = (block.value, block.version, list(block.history))
         block.version += 1
         block.history.append(Edit(block.version, block.value, new_value, time))
         del block.history[:-HISTORY_SIZE]
         block.value = new_value
+        if self.on_change is None:
+            return
+        try:
+            self.on_change(block)
+        except BaseException:
+            block.value, block.version, block.history = before
+            raise
 
 
 def _preview(value: str) -> str:

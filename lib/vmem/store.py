@@ -124,6 +124,23 @@ SCHEMA_V1: tuple[str, ...] = (
         tokens INTEGER NOT NULL
     )""",
     "INSERT INTO fts_stats VALUES ('messages_fts', 0, 0), ('archival_fts', 0, 0)",
+    # One agent (vmem.memory): sessions, core memory and context state, per scope.
+    """CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        scope TEXT NOT NULL,
+        started_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE core_blocks (
+        scope TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        block TEXT NOT NULL,
+        PRIMARY KEY (scope, label)
+    )""",
+    """CREATE TABLE context_state (
+        scope TEXT PRIMARY KEY,
+        state TEXT NOT NULL
+    )""",
 )
 
 # MIGRATIONS[v] takes a file from schema version v to v + 1 (version 0 = empty file).
