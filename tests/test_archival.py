@@ -6,6 +6,7 @@ import math
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from vmem.archival import ArchivalStore
 from vmem.errors import InputTooLargeError, StoreError
 from vmem.store import MAX_PAGE_SIZE, MAX_QUERY_CHARS, MAX_RECORD_CHARS, MAX_TAGS

@@ -8,6 +8,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from vmem.bm25 import BM25Index, tokenize
 from vmem.errors import StoreError
 

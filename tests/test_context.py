@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+
 from vmem.context import MainContext
 from vmem.core import CoreMemory
 from vmem.errors import ContextOverflowError

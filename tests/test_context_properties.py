@@ -11,6 +11,7 @@ import math
 
 from hypothesis import HealthCheck, example, given, settings, target
 from hypothesis import strategies as st
+
 from vmem.clock import StepClock
 from vmem.context import MainContext
 from vmem.core import Block, CoreMemory

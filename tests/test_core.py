@@ -6,6 +6,7 @@ import json
 from datetime import datetime, timezone
 
 import pytest
+
 from vmem.core import HISTORY_SIZE, Block, CoreMemory
 from vmem.errors import (
     BlockLimitError,

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+
 from vmem.errors import VMemError
 from vmem.eval.locomo import load_locomo, normalize_evidence, parse_session_date
 

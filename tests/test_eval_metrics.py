@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from vmem.errors import VMemError
 from vmem.eval.analysis import analyze, stem
 from vmem.eval.metrics import MeanTable, fifo_window, fraction_in, recall_at_k, virtual_window

@@ -6,6 +6,7 @@ import io
 import json
 
 import pytest
+
 from test_eval_locomo import TINY  # pytest puts tests/ on sys.path
 from vmem.eval.budget import evidence_in_budget
 from vmem.eval.cli import main

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from vmem.eval.synthetic import generate, stale_answers
 from vmem.tokens import ApproxCounter
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from vmem.archival import ArchivalStore
 from vmem.bm25 import BM25Index
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from vmem.errors import InputTooLargeError, StoreError
 from vmem.messages import Message
 from vmem.recall import RecallStore

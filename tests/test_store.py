@@ -6,6 +6,7 @@ import os
 import sqlite3
 
 import pytest
+
 from vmem import store
 from vmem.archival import ArchivalStore
 from vmem.errors import InputTooLargeError, StoreError, StoreFormatError

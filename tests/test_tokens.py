@@ -9,6 +9,7 @@ import re
 import sys
 
 import pytest
+
 from vmem.tokens import ApproxCounter, Counter, TiktokenCounter, count_tokens
 
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
