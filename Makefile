@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+LOCOMO := ../shared/data/locomo/locomo10.json
 
-.PHONY: setup lab test lint unit demo execute exercises grade bench clean
+.PHONY: setup lab test lint unit notebooks demo execute exercises grade release bench eval fuzz clean
 
 setup: $(STAMP)
 
@@ -21,13 +23,42 @@ lint: setup
 	$(BIN)/ruff check lib tests scripts
 
 unit: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
 
+notebooks: setup
+	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb)
+
+# ruff, every test (slow ones included), then nbval strict over the committed notebooks.
 test: lint
 	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb)
 
 demo: setup
 	$(BIN)/python -m vmem demo
+
+execute: setup
+	$(BIN)/python scripts/execute_notebooks.py notebooks/*.ipynb solutions/*.ipynb
+
+exercises: setup
+	$(BIN)/python scripts/make_exercises.py
+
+grade: setup
+	$(BIN)/python -m vmem grade exercises
+
+release: setup
+	@test -n "$(DEST)" || (echo "usage: make release DEST=../vmem-student" && exit 2)
+	$(BIN)/python scripts/release.py "$(DEST)"
+
+bench: setup
+	$(BIN)/python -m vmem.bench archival
+
+eval: setup
+	$(BIN)/python -m vmem eval synthetic --tokens 100000
+	@if [ -f $(LOCOMO) ]; then $(BIN)/python -m vmem eval locomo --data $(LOCOMO); \
+	else echo "LoCoMo not found at $(LOCOMO): skipped (see README)"; fi
+
+fuzz: setup
+	$(BIN)/python -m pytest -q -m slow tests/test_tools_fuzz.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,44 @@
+"""Execute notebooks in place so that they are committed with their outputs.
+
+    python scripts/execute_notebooks.py solutions/*.ipynb notebooks/*.ipynb
+
+Each notebook runs top to bottom in a fresh kernel started in its own folder; a cell that
+fails without the `raises-exception` tag stops the run with an error (nothing is written
+for that notebook). Widget state is stripped from the metadata (GitHub refuses to render
+notebooks with partial widget state) and no timing metadata is recorded, so re-executing
+an unchanged notebook rewrites the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+
+from vmem.classroom import execute
+
+TIMEOUT = 600  # seconds per notebook
+
+
+def execute_in_place(path: Path, timeout: float = TIMEOUT) -> None:
+    """Run `path` and write it back with fresh outputs and no widget state."""
+    nb = nbformat.read(path, as_version=4)
+    execute(nb, path.resolve().parent, timeout, allow_errors=False)
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    for path in args.notebooks:
+        print(f"executing {path}", flush=True)
+        execute_in_place(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
