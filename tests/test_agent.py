@@ -3,38 +3,26 @@ policy end to end, answering from memory with a citation."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from vmem.agent import Agent, AssistantTurn, Policy, RulePolicy, ScriptedPolicy, ToolCall
-from vmem.archival import ArchivalStore
-from vmem.context import MainContext
-from vmem.core import CoreMemory
-from vmem.recall import RecallStore
+from vmem.memory import Memory
 
 
-@dataclass
-class StandInMemory:
-    """The attributes `Agent` needs from a `Memory`, built from the tiers directly."""
-
-    core: CoreMemory
-    context: MainContext
-    recall: RecallStore
-    archival: ArchivalStore
-    clock: Any = None
-    session_id: int = 1
-    scope: dict[str, str] | None = None
+def tool_tokens() -> int:
+    """What the tool schemas take of every budget: the agent counts them in the prompt."""
+    with Memory.open(":memory:") as memory:
+        return Agent(memory, RulePolicy()).context.overview()["tools"]
 
 
-def make_memory(clock, max_tokens: int = 4000) -> StandInMemory:
-    recall = RecallStore(clock=clock)
-    archival = ArchivalStore(clock=clock)
-    core = CoreMemory.default(clock=clock)
-    context = MainContext("You are a helpful assistant with a long-term memory.", core,
-                          max_tokens, recall=recall, archival=archival, clock=clock)
-    return StandInMemory(core, context, recall, archival, clock)
+TOOL_TOKENS = tool_tokens()
+
+
+def make_memory(clock, room: int = 4000, path: str = ":memory:") -> Memory:
+    """An agent's memory whose budget leaves `room` tokens beside the tool schemas."""
+    return Memory.open(path, clock=clock, max_tokens=TOOL_TOKENS + room)
 
 
 def insert(content: str, heartbeat: bool | None = None) -> tuple[str, dict[str, Any]]:
@@ -54,7 +42,8 @@ def roles(messages: list[dict[str, Any]]) -> list[str]:
 
 @pytest.fixture
 def memory(clock):
-    return make_memory(clock)
+    with make_memory(clock) as memory:
+        yield memory
 
 
 # -- ending and continuing a turn ---------------------------------------------------
@@ -112,7 +101,7 @@ def test_malformed_arguments_are_a_failed_call_not_a_crash(memory):
 
 
 def test_a_memory_pressure_warning_calls_the_policy_again(clock):
-    memory = make_memory(clock, max_tokens=1000)
+    memory = make_memory(clock, room=1000)
     long_fact = " ".join(["word"] * 420)  # pushes the context past 70% but not over 100%
     policy = ScriptedPolicy([insert(long_fact), send("Saved.")])
     turn = Agent(memory, policy).step("Please remember this long note.")
@@ -198,14 +187,14 @@ def test_a_finished_script_is_an_error_that_says_so(memory):
 
 
 def test_a_user_message_too_big_for_the_context_is_an_error_and_nothing_is_stored(clock):
-    memory = make_memory(clock, max_tokens=300)
+    memory = make_memory(clock, room=300)
     turn = Agent(memory, ScriptedPolicy(["hi"])).step(" ".join(["word"] * 500))
     assert turn.stop_reason == "error" and "ContextOverflowError" in turn.error
     assert len(memory.recall) == 0
 
 
 def test_a_tool_result_too_big_for_the_context_becomes_a_failure_to_act_on(clock):
-    memory = make_memory(clock, max_tokens=900)
+    memory = make_memory(clock, room=900)
     for index in range(5):
         memory.archival.insert(f"garden note {index} " + " ".join(["leaf"] * 150))
     search = ("archival_memory_search", {"query": "garden"})
@@ -220,27 +209,29 @@ def test_a_tool_result_too_big_for_the_context_becomes_a_failure_to_act_on(clock
 
 
 def test_every_message_goes_through_the_context_and_evictions_happen_inside_the_loop(clock):
-    memory = make_memory(clock, max_tokens=400)
+    memory = make_memory(clock, room=400)
     agent = Agent(memory, RulePolicy())
     turns = [agent.step(f"My friend number {index} lives in city {index}.")
              for index in range(6)]
     kinds = [event.kind for turn in turns for event in turn.events]
     assert "evicted" in kinds and "summarized" in kinds
-    assert memory.context.tokens() <= 400
+    assert memory.context.tokens() <= memory.context.max_tokens
     # user, assistant insert call, its result, assistant send_message call, its result
     appended = sum(1 for kind in kinds if kind == "appended")
     assert appended == 6 * 5
     assert len(memory.recall) == appended + kinds.count("warned")
 
 
-def test_inserts_are_stamped_with_the_session_and_turn(memory):
-    memory.session_id = 7
-    agent = Agent(memory, ScriptedPolicy(["hi", insert("Cat is Miso.")]))
-    agent.step("hi")
-    agent.step("My cat is Miso.")
-    record = memory.archival.get(1)
-    assert (record.session_id, record.turn_id) == (7, 2)
-    assert memory.context.messages[-3].turn == 2
+def test_inserts_are_stamped_with_the_session_and_turn(clock, tmp_path):
+    path = str(tmp_path / "agent.db")
+    make_memory(clock, path=path).close()  # session 1
+    with make_memory(clock, path=path) as memory:
+        agent = Agent(memory, ScriptedPolicy(["hi", insert("Cat is Miso.")]))
+        agent.step("hi")
+        agent.step("My cat is Miso.")
+        record = memory.archival.get(1)
+        assert (record.session_id, record.turn_id) == (2, 2)
+        assert memory.context.messages[-3].turn == 2
 
 
 def test_turn_trace_shows_each_call_with_its_arguments(memory):
@@ -260,7 +251,7 @@ def test_policies_satisfy_the_protocol():
 
 
 def test_rule_policy_saves_facts_and_answers_questions_with_a_citation(clock):
-    memory = make_memory(clock, max_tokens=500)
+    memory = make_memory(clock, room=500)
     agent = Agent(memory, RulePolicy())
     saved = agent.step("My sister Maya lives in Lisbon.")
     assert [exchange.call.name for exchange in saved.calls] == \

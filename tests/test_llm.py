@@ -5,44 +5,24 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
 from fake_llm_server import FakeChatServer, completion, error
 from vmem.agent import Agent
-from vmem.archival import ArchivalStore
-from vmem.context import MainContext
-from vmem.core import CoreMemory
 from vmem.errors import VMemError
+from vmem.memory import Memory
 from vmem.messages import Message
-from vmem.recall import RecallStore
 
 pytest.importorskip("openai")
 
 from vmem.llm import LLMError, LLMSummarizer, OpenAIPolicy  # noqa: E402
 
 
-@dataclass
-class StandInMemory:
-    """The attributes `Agent` needs from a `Memory`, built from the tiers directly."""
-
-    context: MainContext
-    recall: RecallStore
-    archival: ArchivalStore
-    clock: Any
-    session_id: int = 1
-
-
 @pytest.fixture
 def memory(clock):
-    recall = RecallStore(clock=clock)
-    archival = ArchivalStore(clock=clock)
-    context = MainContext("You are a helpful assistant with a long-term memory.",
-                          CoreMemory.default(clock=clock), 4000, recall=recall,
-                          archival=archival, clock=clock)
-    return StandInMemory(context, recall, archival, clock)
+    with Memory.open(":memory:", clock=clock, max_tokens=4000) as memory:
+        yield memory
 
 
 def policy(server: FakeChatServer) -> OpenAIPolicy:

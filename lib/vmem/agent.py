@@ -106,6 +106,8 @@ class Agent:
         self.tools = MemoryTools(memory.context, memory.recall, memory.archival,
                                  clock=getattr(memory, "clock", None),
                                  scope=getattr(memory, "scope", None))
+        if hasattr(self.context, "set_tools"):  # the schemas are part of every prompt
+            self.context.set_tools(self.tools.schemas())
         self.turns = 0
 
     def step(self, user_text: str) -> Turn:

@@ -16,7 +16,8 @@ processes may still read and search the file (`ArchivalStore(path)`, `RecallStor
 or insert archival records, at any time: WAL lets readers run beside the writer.
 
 A scope (`{"user_id": "u1"}`) binds the whole agent to one user or agent: its messages,
-records, core memory and context state are kept apart from other scopes in the same file.
+records, core memory and context state are kept apart from other scopes in the same file,
+and its stores count only its own rows, so its prompt never shows another scope's activity.
 Ranking statistics (document counts and frequencies) are shared by all scopes of a file,
 so where that matters, use one file per user.
 """
@@ -36,9 +37,9 @@ from .archival import ArchivalStore
 from .clock import Clock, utc_now
 from .context import MainContext
 from .core import Block, CoreMemory
-from .errors import StoreError
+from .errors import StoreError, StoreFormatError
 from .recall import RecallStore
-from .store import check_scope, connect, from_json, time_to_db, to_json, transaction
+from .store import Where, check_scope, connect, from_json, time_to_db, to_json, transaction
 from .summarize import Summarizer
 from .tokens import Counter
 
@@ -97,9 +98,15 @@ class Memory:
             return cls._load(conn, scope, where, lock, clock, system=system,
                              max_tokens=max_tokens, core=core, warn_at=warn_at,
                              flush_to=flush_to, summarizer=summarizer, counter=counter)
-        except BaseException:
+        except BaseException as error:
             conn.close()
             _unlock(lock)
+            if isinstance(error, sqlite3.DatabaseError) and \
+                    not isinstance(error, sqlite3.OperationalError):  # corrupt pages
+                raise StoreFormatError(
+                    f"{where} is corrupt or unreadable ({error}); it was left untouched "
+                    "(the session it started was rolled back). Restore it from a backup.") \
+                    from error
             raise
 
     @classmethod
@@ -114,8 +121,11 @@ class Memory:
                 (key, time_to_db(clock()))).lastrowid
             core = _load_core(conn, key, clock) or _save_core(
                 conn, key, core or CoreMemory.default(clock=clock), clock)
-        recall = RecallStore(conn, clock=clock)
-        archival = ArchivalStore(conn, clock=clock)
+        if scope:
+            recall: RecallStore = _ScopedRecall(conn, clock=clock, scope=scope)
+            archival: ArchivalStore = _ScopedArchival(conn, clock=clock, scope=scope)
+        else:
+            recall, archival = RecallStore(conn, clock=clock), ArchivalStore(conn, clock=clock)
         journal = _Journal(conn, key)
         context = MainContext(system, core, max_tokens, recall=recall, archival=archival,
                               warn_at=warn_at, flush_to=flush_to, summarizer=summarizer,
@@ -124,6 +134,7 @@ class Memory:
         row = conn.execute("SELECT state FROM context_state WHERE scope = ?", (key,)).fetchone()
         if row is not None:
             context.restore(from_json(row[0]))
+        context.fit()
         core.on_change = journal.save_block
         return cls(conn, scope=scope, session_id=session_id, core=core, context=context,
                    recall=recall, archival=archival, clock=clock, path=path, lock=lock)
@@ -176,6 +187,36 @@ class _Journal:
                                block.label))
 
 
+class _ScopedRecall(RecallStore):
+    """Recall storage as a scoped agent sees it: `len` counts only the messages of its
+    scope, so its prompt's memory status never shows, or depends on, other scopes."""
+
+    def __init__(self, conn: sqlite3.Connection, *, clock: Clock, scope: dict[str, str]) -> None:
+        super().__init__(conn, clock=clock)
+        self.scope = scope
+
+    def __len__(self) -> int:
+        return _count(self.conn, "messages", self.scope)
+
+
+class _ScopedArchival(ArchivalStore):
+    """Archival storage as a scoped agent sees it: `len` counts only its scope's records."""
+
+    def __init__(self, conn: sqlite3.Connection, *, clock: Clock, scope: dict[str, str]) -> None:
+        super().__init__(conn, clock=clock)
+        self.scope = scope
+
+    def __len__(self) -> int:
+        return _count(self.conn, "archival", self.scope)
+
+
+def _count(conn: sqlite3.Connection, table: str, scope: dict[str, str]) -> int:
+    """Rows of `table` whose scope has every key and value of `scope`, as searches match."""
+    where = Where().scope(scope)
+    return conn.execute(f"SELECT count(*) FROM {table} AS d WHERE {where.sql}",
+                        where.params).fetchone()[0]
+
+
 def _load_core(conn: sqlite3.Connection, key: str, clock: Clock) -> CoreMemory | None:
     rows = conn.execute("SELECT block FROM core_blocks WHERE scope = ? ORDER BY position",
                         (key,)).fetchall()
@@ -197,7 +238,11 @@ def _save_core(conn: sqlite3.Connection, key: str, core: CoreMemory, clock: Cloc
 def _lock(path: str) -> TextIO:
     """Take the advisory writer lock `<path>.lock`, or say who holds it."""
     lock_path = Path(path + ".lock")
-    handle = lock_path.open("a+", encoding="utf-8")
+    try:
+        handle = lock_path.open("a+", encoding="utf-8")
+    except OSError as exc:
+        raise StoreError(f"cannot open {path}: {exc.strerror} ({lock_path}); check that its "
+                         "folder exists and is writable") from exc
     try:
         _try_lock(handle)
     except OSError:
