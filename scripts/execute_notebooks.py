@@ -5,8 +5,9 @@
 Each notebook runs top to bottom in a fresh kernel started in its own folder; a cell that
 fails without the `raises-exception` tag stops the run with an error (nothing is written
 for that notebook). Widget state is stripped from the metadata (GitHub refuses to render
-notebooks with partial widget state) and no timing metadata is recorded, so re-executing
-an unchanged notebook rewrites the same bytes.
+notebooks with partial widget state), widget views keep only their text form (a view
+names a random model id), and no timing metadata is recorded, so re-executing an
+unchanged notebook rewrites the same bytes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import nbformat
 from vmem.classroom import execute
 
 TIMEOUT = 600  # seconds per notebook
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def execute_in_place(path: Path, timeout: float = TIMEOUT) -> None:
@@ -27,7 +29,16 @@ def execute_in_place(path: Path, timeout: float = TIMEOUT) -> None:
     nb = nbformat.read(path, as_version=4)
     execute(nb, path.resolve().parent, timeout, allow_errors=False)
     nb.metadata.pop("widgets", None)
+    drop_widget_views(nb)
     nbformat.write(nb, path)
+
+
+def drop_widget_views(nb: nbformat.NotebookNode) -> None:
+    """Keep a widget output's text form only: its view names a random model id, and with
+    the widget state stripped the view could not be shown anyway."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", ()):
+            output.get("data", {}).pop(WIDGET_VIEW, None)
 
 
 def main(argv: list[str] | None = None) -> int:

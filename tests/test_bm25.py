@@ -210,3 +210,14 @@ def test_okapi_agrees_with_rank_bm25_on_tiny_and_half_the_documents_corpora():
     _compare_with_rank_bm25([["a"], ["b"]], ["a", "b", "a"])  # 2 docs, term in half
     _compare_with_rank_bm25([["a", "b"], ["a", "c"], ["d"], ["e"]], ["a", "c"])
     _compare_with_rank_bm25([["a"], ["a"], ["a", "b"]], ["a", "b"])  # negative mean
+
+
+def test_k1_zero_scores_presence_only_and_explains_missing_terms_as_zero():
+    """k1 = 0 turns BM25 into a sum of IDFs of the terms present (a slider can go there)."""
+    index = BM25Index(k1=0.0, b=0.75)
+    index.add("a", "red apple red apple")
+    index.add("b", "green pear")
+    explanation = index.explain("apple pear", "a")
+    by_term = {term.term: term.contribution for term in explanation.terms}
+    assert by_term["pear"] == 0.0
+    assert by_term["apple"] == pytest.approx(index.idf("apple"))

@@ -15,6 +15,7 @@ import pytest
 
 from vmem.__main__ import main
 from vmem.demo import FACTS, open_demo_memory, play
+from vmem.memory import DEFAULT_MAX_TOKENS
 
 
 def vmem(*args: str, cwd: Path | None = None, stdin: str | None = None
@@ -157,7 +158,7 @@ def test_chat_offline_with_piped_input():
     assert "agent> From my archival memory: My sister Maya lives in Lisbon. [record 1]" in out
     table = out.split("you> /context\n", 1)[1].split("you> /core", 1)[0]
     assert re.search(r"^tools\s+\d+$", table, re.MULTILINE)
-    assert re.search(r"^total\s+\d+ of 2000 \(\d+%\)$", table, re.MULTILINE)
+    assert re.search(rf"^total\s+\d+ of {DEFAULT_MAX_TOKENS} \(\d+%\)$", table, re.MULTILINE)
     assert "[human] 0/2000 chars" in out and "[persona] " in out
     search = out.split("you> /search sister\n", 1)[1]
     assert "archival memory: showing 1-1 of 1" in search

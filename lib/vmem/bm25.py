@@ -84,7 +84,12 @@ def tokenize(text: str) -> list[str]:
 
 
 def term_score(idf: float, tf: float, norm: float, k1: float) -> float:
-    """One term's contribution, with FTS5's order of floating-point operations."""
+    """One term's contribution, with FTS5's order of floating-point operations.
+
+    A term the document lacks contributes 0 (also for k1 = 0, where the formula is 0/0).
+    """
+    if tf == 0:
+        return 0.0
     return idf * (tf * (k1 + 1)) / (tf + k1 * norm)
 
 

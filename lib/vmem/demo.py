@@ -35,7 +35,7 @@ from .agent import Action, Agent, AssistantTurn, ScriptedPolicy, ToolCall, Turn
 from .clock import StepClock
 from .memory import Memory
 
-DEMO_BUDGET = 1900
+DEMO_BUDGET = 1760
 """The demo's default `max_tokens`: the tool schemas alone take more than half of it."""
 DEMO_WARN_AT = 0.8
 DEMO_FLUSH_TO = 0.75

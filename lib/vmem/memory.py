@@ -45,7 +45,7 @@ from .tokens import Counter
 
 DEFAULT_SYSTEM = ("You are a helpful assistant with a long-term memory. Use your memory "
                   "tools to remember what matters and to look up what is no longer in view.")
-DEFAULT_MAX_TOKENS = 2000
+DEFAULT_MAX_TOKENS = 4000  # tool schemas alone take about 1,000 (ApproxCounter)
 
 
 class AgentLockedError(StoreError):

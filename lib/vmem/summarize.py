@@ -56,10 +56,13 @@ class _Note:
 class ExtractiveSummarizer:
     """A deterministic first-person summary: one line per evicted message, within a cap.
 
-    Each message becomes one line naming its speaker ("Ada told me: ...", "I said: ...",
-    "The search tool returned: ...") followed by its most informative sentences, scored
+    Each user or assistant message becomes one line naming its speaker ("Ada told me:
+    ...", "I said: ...", "I called archival_memory_search.") followed by its most
+    informative sentences, scored
     by numbers, names, first-person statements and fact verbs (not simply its first words).
-    Lines of the previous summary are kept, oldest first; when the whole exceeds
+    Tool results and system notices are left out: the summary sits in the system
+    message, and a tool result is paged-in data (possibly untrusted) that recall keeps
+    anyway. Lines of the previous summary are kept, oldest first; when the whole exceeds
     `max_words`, the least informative lines are dropped (older ones first among equals).
     """
 
@@ -72,7 +75,8 @@ class ExtractiveSummarizer:
     def summarize(self, previous: str | None, evicted: Sequence[Message]) -> str:
         notes = [_Note(line, score_sentence(line.split(": ", 1)[-1]))
                  for line in (previous or "").splitlines() if line.strip()]
-        notes += [self._note(message) for message in evicted if message.role != "system"]
+        notes += [self._note(message) for message in evicted
+                  if message.role in ("user", "assistant")]
         words = sum(len(note.text.split()) for note in notes)
         while words > self.max_words and len(notes) > 1:
             weakest = min(range(len(notes)), key=lambda index: (notes[index].score, index))
@@ -88,9 +92,6 @@ class ExtractiveSummarizer:
                  for call in message.tool_calls or ()]
         if message.role == "user":
             text = f"{message.name or 'The user'} told me: {gist or '(an empty message)'}"
-        elif message.role == "tool":
-            source = f"The {message.name} tool" if message.name else "A tool"
-            text = f"{source} returned: {gist or '(nothing)'}"
         elif calls:
             text = f"I called {', '.join(calls)}" + (f" and said: {gist}" if gist else ".")
         else:
