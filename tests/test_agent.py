@@ -234,6 +234,15 @@ def test_inserts_are_stamped_with_the_session_and_turn(clock, tmp_path):
         assert memory.context.messages[-3].turn == 2
 
 
+def test_a_new_agent_on_a_running_session_numbers_turns_on(clock):
+    """Two agents in one session must not both stamp turn 1: citations would collide."""
+    with make_memory(clock) as memory:
+        Agent(memory, ScriptedPolicy(["hi"])).step("hello")
+        agent = Agent(memory, ScriptedPolicy([insert("Cat is Miso.")]))
+        agent.step("My cat is Miso.")
+        assert memory.archival.get(1).turn_id == 2
+
+
 def test_turn_trace_shows_each_call_with_its_arguments(memory):
     policy = ScriptedPolicy([insert("Cat is Miso.", heartbeat=True), send("ok")])
     turn = Agent(memory, policy).step("My cat is Miso.")

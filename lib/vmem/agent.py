@@ -108,7 +108,8 @@ class Agent:
                                  scope=getattr(memory, "scope", None))
         if hasattr(self.context, "set_tools"):  # the schemas are part of every prompt
             self.context.set_tools(self.tools.schemas())
-        self.turns = 0
+        session_id = getattr(memory, "session_id", None)
+        self.turns = 0 if session_id is None else memory.recall.last_turn(session_id)
 
     def step(self, user_text: str) -> Turn:
         """Run one user turn to its end and report it; never raises for policy failures."""

@@ -156,6 +156,11 @@ class MainContext:
     def _schema_tokens(self, tools: Sequence[dict[str, Any]]) -> int:
         return self.counter.count(json.dumps(list(tools), ensure_ascii=False)) if tools else 0
 
+    @property
+    def clock(self) -> Clock:
+        """The clock that stamps this context's messages and events."""
+        return self._clock
+
     # -- what the model sees ---------------------------------------------------------
 
     @property
@@ -232,17 +237,34 @@ class MainContext:
             raise
         return message
 
+    def fit(self) -> None:
+        """Flush now if the prompt is over budget. Only growth outside `append` causes
+        that: a core memory edit, higher counts in the memory status line, or a smaller
+        `max_tokens` than the saved context was built with (`Memory.open` calls this
+        after restoring, so a reopened agent always renders within its budget)."""
+        if self.tokens() <= self.max_tokens:
+            return
+        saved = self._snapshot()
+        try:
+            with self.journal.transaction() if self.journal else nullcontext():
+                self._flush(ensure_utc(self._clock()))
+                if self.journal:
+                    self.journal.record(self)
+        except BaseException:
+            self._rollback(saved)
+            raise
+
     def _snapshot(self) -> tuple[Any, ...]:
         return (list(self._queue), dict(self._sizes), self._summary, self._evicted,
                 list(self._unsummarized), self._armed, self._last_change, len(self.events))
 
-    def _rollback(self, saved: tuple[Any, ...], message: Message) -> None:
+    def _rollback(self, saved: tuple[Any, ...], message: Message | None = None) -> None:
         """Undo an append that failed part way (e.g. the disk refused the write): the
         stores rolled back in their transaction, so memory goes back to match them."""
         (self._queue, self._sizes, self._summary, self._evicted, self._unsummarized,
          self._armed, self._last_change, events) = saved
         del self.events[events:]
-        if self.journal:
+        if self.journal and message is not None:
             message.id = None  # its row was rolled back with the transaction
 
     # -- persistence -----------------------------------------------------------------

@@ -21,6 +21,7 @@ from .messages import ROLES, Message, Page
 from .store import (
     MAX_MESSAGE_CHARS,
     FtsIndex,
+    SearchCache,
     Where,
     check_paging,
     check_scope,
@@ -28,10 +29,10 @@ from .store import (
     connect,
     from_json,
     search_page,
+    snapshot,
     time_from_db,
     time_to_db,
     to_json,
-    transaction,
 )
 
 SEARCHABLE_ROLES = ("user", "assistant")
@@ -47,6 +48,7 @@ class RecallStore:
                  = ":memory:", *, clock: Clock | None = None) -> None:
         self.conn = connect(path_or_connection)
         self.clock = clock or utc_now
+        self._cache = SearchCache(_INDEX)
 
     def add(self, message: Message, scope: dict[str, str] | None = None) -> Message:
         """Store `message`, filling in its `id` and `created_at` when missing; return it.
@@ -66,7 +68,7 @@ class RecallStore:
             raise StoreError(f"message cannot be stored: {exc} (created_at must be "
                              "timezone-aware; tool_calls and meta must be JSON)") from exc
         try:
-            with transaction(self.conn):
+            with self._cache.writing(self.conn) as changes:
                 cursor = self.conn.execute(
                     f"INSERT INTO messages ({_COLUMNS}, scope) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -74,7 +76,8 @@ class RecallStore:
                      message.session_id, message.turn, created_text, tool_calls,
                      message.tool_call_id, meta, to_json(scope)))
                 if message.role in SEARCHABLE_ROLES:
-                    _INDEX.add(self.conn, cursor.lastrowid, message.content)
+                    changes.append((cursor.lastrowid,
+                                    _INDEX.add(self.conn, cursor.lastrowid, message.content), 1))
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"message {message.id} is already in recall storage; "
                              "store a new Message (without an id) instead") from exc
@@ -106,6 +109,13 @@ class RecallStore:
     def __len__(self) -> int:
         return self.conn.execute("SELECT count(*) FROM messages").fetchone()[0]
 
+    def last_turn(self, session_id: int) -> int:
+        """The highest turn number stored for `session_id` (0 before its first turn), so a
+        new agent on a running session numbers its turns on from there."""
+        row = self.conn.execute("SELECT max(turn) FROM messages WHERE session_id = ?",
+                                (session_id,)).fetchone()
+        return row[0] or 0
+
     def search(self, query: str, roles: Iterable[str] | None = None,
                start: datetime | None = None, end: datetime | None = None,
                page: int = 0, page_size: int = 5,
@@ -125,8 +135,11 @@ class RecallStore:
                 raise StoreError(f"unknown role(s) {unknown}; roles are "
                                  f"{', '.join(SEARCHABLE_ROLES)}")
             where.add(f"d.role IN ({', '.join('?' * len(roles))})", *roles)
-        return search_page(self.conn, _INDEX, query, where, page=page, page_size=page_size,
-                           load=self.get_many, text_of=lambda message: message.content)
+        self._cache.refresh(self.conn)  # before the snapshot: see SearchCache.refresh
+        with snapshot(self.conn):  # rank and load the same state of the file
+            return search_page(self.conn, _INDEX, query, where, page=page,
+                               page_size=page_size, load=self.get_many,
+                               text_of=lambda message: message.content, cache=self._cache)
 
 
 def _message(row: tuple) -> Message:
