@@ -15,10 +15,18 @@ defences live here:
 - `wrap_untrusted(content, source=...)` quotes paged-in content as data with its
   provenance, so the model reads it as something to consider, never as instructions.
 
-The guard is a set of precompiled regular expressions over a few normalised views of the
-text. Every pattern uses bounded repetition only, so scanning is linear in the input
-(100 KB or 1 MB of hostile text included). It is a filter, not a proof: it raises the cost
-of an attack and makes quarantine visible; it cannot recognise every phrasing.
+The guard has two layers over a few normalised views of the text: phrase patterns, each
+enough on its own ("ignore all previous instructions"), and weak signals (an order, a
+mention of the model, of its rules, of secrets, of the reply...) that flag only when
+several meet in one sentence and the next. Every regular expression is precompiled and
+uses bounded repetition only, so a scan is linear in the input (100 KB or 1 MB of hostile
+text included).
+
+It is a filter, not a proof. On the project's labelled set it catches every injection and
+flags no ordinary turn, and it flags none of LoCoMo's ~5,900 dialogue turns; but batches
+of injections phrased unlike anything it was built from were caught only about a third of
+the time before it was adjusted to them. Quarantine makes poisoning visible and keeps it
+out of core memory; it does not make retrieved text safe to obey.
 """
 
 from __future__ import annotations
@@ -61,6 +69,7 @@ _LEET_L = str.maketrans({"1": "l", "|": "l", "!": "l"})
 _WORD = re.compile(r"[a-z0-9]+")
 _LEET_TOKEN = re.compile(r"\S*[a-z]\S*")
 _LEET_CHARS = re.compile(r"[0-9@$!|+]")
+_LEET_INSIDE = re.compile(r"[a-z][0-9@$|]|[0-9@$|!][a-z]")
 # Runs of single characters split by separators: "i g n o r e", "d.i.s.r.e.g.a.r.d".
 _SPACED_RUN = re.compile(r"(?<![^\W_])[a-z0-9](?:[\s.\-_*,/|~+'`]{1,3}[a-z0-9](?![^\W_])){2,}")
 _SEPARATORS = re.compile(r"[\s.\-_*,/|~+'`]+")
@@ -103,7 +112,7 @@ def _unspace(text: str) -> str:
         all_spaces = all(gap.isspace() for gap in gaps)
         pieces = _SEPARATORS.split(run)
         out = [pieces[0]]
-        for gap, piece in zip(gaps, pieces[1:]):
+        for gap, piece in zip(gaps, pieces[1:], strict=True):
             breaks = len(gap) > narrow or (not all_spaces and " " in gap)
             out.append((" " if breaks else "") + piece)
         return "".join(out)
@@ -121,7 +130,8 @@ def _base64_payloads(raw: str) -> Iterator[str]:
         except (binascii.Error, ValueError):
             continue
         printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
-        if " " in decoded and printable >= 0.9 * len(decoded):
+        if printable >= 0.9 * len(decoded) and (" " in decoded
+                                                or _BASE64_TOKEN.fullmatch(decoded)):
             yield decoded
 
 
@@ -133,9 +143,12 @@ def _base64_payloads(raw: str) -> Iterator[str]:
 _G = r"(?:[a-z0-9]{1,30} )"  # any one word (bounded, so backtracking stays linear)
 # A word-pattern match right after one of these is a report ("i always reply in ...",
 # "she told me to ignore ...") or a negation ("don't forget your ..."), not an order.
-_SUBJECTS = frozenset(["i", "we", "he", "she", "they", "im", "ive", "id", "ill", "hes", "shes", "theyre", "weve", "wed", "who"])
-_ADVERBS = frozenset(["always", "usually", "never", "often", "sometimes", "just", "also", "still", "then", "really", "even"])
-_NEGATIONS = frozenset(["dont", "not", "never", "cannot", "cant", "wont", "didnt", "doesnt", "shouldnt"])
+_SUBJECTS = frozenset(["i", "we", "he", "she", "they", "im", "ive", "id", "ill", "hes",
+                       "shes", "theyre", "weve", "wed", "who"])
+_ADVERBS = frozenset(["always", "usually", "never", "often", "sometimes", "just", "also",
+                      "still", "then", "really", "even"])
+_NEGATIONS = frozenset(["dont", "not", "never", "cannot", "cant", "wont", "didnt", "doesnt",
+                        "shouldnt"])
 
 _OVERRIDE_VERB = (r"(?:ignore|disregard|forget|override|overrule|bypass|abandon|discard|dismiss|"
                   r"erase|nullify|disobey|set aside|pay no attention to|stop following|"
@@ -174,7 +187,8 @@ _USER_DATA = (r"(?:the )?users? (?:[a-z0-9]{1,30} )?(?:passwords?|address|email|
               r"social security|memories|messages|chat history|profile|secrets?)")
 _MODEL = r"(?:ai|a i|assistant|language model|llm|model|chatbot|bot|agent|gpt|chatgpt)s?"
 _FROM_NOW = (r"(?:from now on|from this point (?:on|forward|onwards?)|from here on(?: out)?|"
-             r"henceforth|going forward|for the rest of (?:this|the) (?:conversation|session|chat))")
+             r"henceforth|going forward|"
+             r"for the rest of (?:this|the) (?:conversation|session|chat))")
 _ORDER_VERB = (r"(?:respond|answer|reply|behave|write|output|pretend|roleplay|obey|ignore|"
                r"refuse|include|sign|recommend|act as|speak only|always|never|only)")
 
@@ -194,7 +208,8 @@ _WORD_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"(?:told|given|instructed|taught))"),
     ("overrides instructions", rf"\b{_OVERRIDE_VERB} the above\b"),
     ("overrides instructions",
-     rf"\b{_OVERRIDE_VERB} {_G}{{0,6}}?(?:instructions|rules|directives|guidelines|guidance|prompt) "
+     rf"\b{_OVERRIDE_VERB} {_G}{{0,6}}?(?:instructions|rules|directives|guidelines|guidance|"
+     r"prompt) "
      r"(?:that )?you (?:were|have|ve|had|received|got)\b"),
     ("overrides instructions", rf"\b{_OVERRIDE_VERB} the users? (?:question|request|message)"),
     ("overrides instructions",
@@ -396,6 +411,9 @@ _WORD_PATTERNS: tuple[tuple[str, str], ...] = (
     ("calls a tool",
      r"\b(?:execute|run) (?:the following|this) (?:shell )?(?:code|command|script)\b"),
     # -- planting standing orders in memory ----------------------------------------------
+    ("tampers with memory",
+     r"\b(?:delete|erase|wipe|clear|purge|forget) (?:all|every|each) (?:of )?(?:the |your |its )?"
+     r"(?:stored |saved |archival |core |long term )?(?:memories|memory|records|notes)\b"),
     ("plants a standing order in memory",
      rf"\b(?:remember|memorize|store|save|record|write|add|put|keep) {_G}{{0,4}}?(?:in|to|into|"
      r"inside) (?:your )?(?:core|long term|permanent|persistent|archival) memory\b"),
@@ -509,7 +527,8 @@ _SIGNALS: tuple[tuple[str, float, str], ...] = (
      r"\b(?:openai|anthropic|chatgpt|llm|[a-z]{2,20}gpt)\b"),
     ("tells someone what to do", 1.0,
      r"\b(?:wants|want|needs|need|expects) you to\b|\byou (?:must|are to|are required to|"
-     r"will now|shall|should|are permitted to|are allowed to|may now|can now)\b|\b(?:the )?(?:model|assistant|ai|bot) (?:must|should|shall|will|is to)\b"),
+     r"will now|shall|should|are permitted to|are allowed to|may now|can now)\b|"
+     r"\b(?:the )?(?:model|assistant|ai|bot) (?:must|should|shall|will|is to)\b"),
     ("talks about the user", 1.0,
      r"\bthe (?:real |actual )?users?\b|\ball users\b|\b(?:the )?users?'s?\b"),
     ("refers to itself", 1.0,
@@ -544,9 +563,12 @@ _SIGNALS: tuple[tuple[str, float, str], ...] = (
     ("mentions private data", 1.0,
      r"\b(?:passwords?|pin|passcode|tokens?|credentials|api keys?|configuration values|admin|"
      r"private keys?|ssn|card numbers?|phone numbers|home address|maiden name|bank details|"
-     r"private messages|user notes|stored notes|(?:hidden|secret) (?:text|prompt|preamble|"
-     r"message|instructions))\b"),
+     r"private messages|user notes|stored notes|(?:stored|saved) memories|"
+     r"(?:hidden|secret) (?:text|prompt|preamble|message|instructions))\b"),
     ("names an outside address", 1.0, r"https?://|\bwww\.|[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,}"),
+    ("sets a trigger", 1.0,
+     r"\b(?:the )?next time (?:anyone|someone|somebody|the user|a user) (?:says|asks|mentions|"
+     r"types|writes)\b"),
     ("demands compliance", 1.0, r"\b(?:comply|obey|compliance|do as (?:i|this note) says?)\b"),
     ("asks to deceive", 1.0,
      r"\blie\b|\beven if (?:it|that) (?:is|isn'?t|didn'?t|wasn'?t)\b|\bregardless of\b|"
@@ -554,18 +576,31 @@ _SIGNALS: tuple[tuple[str, float, str], ...] = (
 )
 SIGNAL_THRESHOLD = 2.5
 _SENTENCE_END = re.compile(r"[.!?\n]+")
-_COMPILED_SIGNALS = tuple((name, weight, re.compile(rx)) for name, weight, rx in _SIGNALS)
+_COMPILED_SIGNALS = tuple((name, weight, re.compile(rx)) for name, weight, rx in
+                          sorted(_SIGNALS, key=lambda signal: -signal[1]))
 _COMBINED = "directive signals together"
 
 
 def _combined_signals(view: str, threshold: float) -> str | None:
-    """Evidence when signals in one sentence and the next weigh `threshold` or more."""
+    """Evidence when signals in one sentence and the next weigh `threshold` or more.
+
+    Signals are taken heaviest first, and a match that overlaps one already taken in its
+    sentence is not counted again ("your instructions" addresses the model; it does not
+    also talk about rules).
+    """
     ends = [match.end() for match in _SENTENCE_END.finditer(view)]
     by_sentence: dict[int, dict[str, str]] = {}
+    spans: dict[int, list[tuple[int, int]]] = {}
     for name, _weight, regex in _COMPILED_SIGNALS:
         for match in regex.finditer(view):
-            names = by_sentence.setdefault(bisect.bisect_right(ends, match.start()), {})
-            names.setdefault(name, match.group().strip(" .!?;:,\n"))
+            index = bisect.bisect_right(ends, match.start())
+            names = by_sentence.setdefault(index, {})
+            taken = spans.setdefault(index, [])
+            if name in names or any(start < match.end() and match.start() < end
+                                    for start, end in taken):
+                continue
+            names[name] = match.group().strip(" .!?;:,\n")
+            taken.append(match.span())
     weights = {name: weight for name, weight, _regex in _COMPILED_SIGNALS}
     for index in sorted(by_sentence):
         window = {**by_sentence.get(index + 1, {}), **by_sentence[index]}
@@ -574,12 +609,18 @@ def _combined_signals(view: str, threshold: float) -> str | None:
                              sorted(window.items(), key=lambda item: -weights[item[0]]))
     return None
 
-
 @dataclass(frozen=True)
 class _Pattern:
     kind: str
     regex: re.Pattern[str]
     on_words: bool
+    builtin: bool = False
+
+
+# One alternation of all built-in patterns per view kind: a single pass that, for most
+# ordinary text, shows that no built-in pattern can match, so none is run on its own.
+_GATES = {True: re.compile("|".join(f"(?:{rx})" for _kind, rx in _WORD_PATTERNS)),
+          False: re.compile("|".join(f"(?:{rx})" for _kind, rx in _TEXT_PATTERNS))}
 
 
 class Guard:
@@ -592,7 +633,9 @@ class Guard:
 
     `extra_patterns` (or `add_pattern` later) adds `(kind, regex)` pairs of your own; they
     are matched, case-insensitively, against the normalised text and its word view
-    ("don't ignore_it!" reads as "dont ignore it ").
+    ("don't ignore_it!" reads as "dont ignore it "). `threshold` is the weight of weak
+    signals that flags a sentence pair (None turns that layer off); `decode_depth` is how
+    many layers of base64 are unwrapped.
     """
 
     def __init__(self, extra_patterns: Iterable[tuple[str, str]] = (), *,
@@ -600,8 +643,8 @@ class Guard:
         self.decode_depth = decode_depth
         self.threshold = threshold
         self._patterns: list[_Pattern] = [
-            *(_Pattern(kind, re.compile(rx), True) for kind, rx in _WORD_PATTERNS),
-            *(_Pattern(kind, re.compile(rx), False) for kind, rx in _TEXT_PATTERNS),
+            *(_Pattern(kind, re.compile(rx), True, True) for kind, rx in _WORD_PATTERNS),
+            *(_Pattern(kind, re.compile(rx), False, True) for kind, rx in _TEXT_PATTERNS),
         ]
         for kind, regex in extra_patterns:
             self.add_pattern(kind, regex)
@@ -626,8 +669,10 @@ class Guard:
     def _scan(self, text: str, how: str, depth: int, found: dict[str, str]) -> None:
         for view_how, view, on_words in _views(text):
             label = ", ".join(part for part in (how, view_how) if part)
+            gated = _GATES[on_words].search(view) is None
             for pattern in self._patterns:
-                if pattern.on_words != on_words or pattern.kind in found:
+                if (pattern.on_words != on_words or pattern.kind in found
+                        or (gated and pattern.builtin)):
                     continue
                 match = _first_order(pattern, view)
                 if match:
@@ -662,9 +707,10 @@ def _views(text: str) -> Iterator[tuple[str, str, bool]]:
     plain = normalize(text)
     seen: set[str] = set()
     candidates = [("", plain)]
-    if _LEET_CHARS.search(plain):
+    if _LEET_INSIDE.search(plain):
         candidates.append(("leetspeak", _unleet(plain, _LEET)))
-        candidates.append(("leetspeak", _unleet(plain.translate(_LEET_L), _LEET)))
+        if "1" in plain or "|" in plain or "!" in plain:
+            candidates.append(("leetspeak", _unleet(plain.translate(_LEET_L), _LEET)))
     spaced = _unspace(plain)
     if spaced != plain:
         candidates.append(("letters spaced apart", spaced))
