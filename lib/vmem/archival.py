@@ -25,6 +25,7 @@ from .store import (
     MAX_TAG_CHARS,
     MAX_TAGS,
     FtsIndex,
+    SearchCache,
     Where,
     check_paging,
     check_scope,
@@ -32,10 +33,10 @@ from .store import (
     connect,
     from_json,
     search_page,
+    snapshot,
     time_from_db,
     time_to_db,
     to_json,
-    transaction,
 )
 
 TAG_MODES = ("any", "all")
@@ -51,6 +52,7 @@ class ArchivalStore:
                  = ":memory:", *, clock: Clock | None = None) -> None:
         self.conn = connect(path_or_connection)
         self.clock = clock or utc_now
+        self._cache = SearchCache(_INDEX)
 
     # --- writing ---------------------------------------------------------------------
     def insert(self, text: str, tags: Iterable[str] | str = (), session_id: int | None = None,
@@ -72,21 +74,23 @@ class ArchivalStore:
         if source_url is not None and not isinstance(source_url, str):
             raise StoreError(f"source_url must be a string or None, got {source_url!r}")
         reasons = [flag_reasons] if isinstance(flag_reasons, str) else list(flag_reasons)
-        with transaction(self.conn):
+        with self._cache.writing(self.conn) as changes:
             cursor = self.conn.execute(
                 "INSERT INTO archival (text, tags, scope, session_id, turn_id, source_url, "
                 "created_at, source, flagged, flag_reasons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (text, to_json(tags), to_json(scope), session_id, turn_id, source_url,
                  time_to_db(self.clock()), source, int(bool(flagged)),
                  to_json([str(reason) for reason in reasons])))
-            _INDEX.add(self.conn, cursor.lastrowid, text)
+            changes.append((cursor.lastrowid, _INDEX.add(self.conn, cursor.lastrowid, text), 1))
         return cursor.lastrowid
 
     def delete(self, record_id: int, *, scope: dict[str, str] | None = None) -> None:
         """Remove a record for good (only within `scope`, when given)."""
-        with transaction(self.conn):
+        with self._cache.writing(self.conn) as changes:
             self.get(record_id, scope=scope)
-            _INDEX.remove(self.conn, record_id)
+            terms = _INDEX.remove(self.conn, record_id)
+            if terms is not None:
+                changes.append((record_id, terms, -1))
             self.conn.execute("DELETE FROM archival WHERE id = ?", (record_id,))
 
     def invalidate(self, record_id: int, superseded_by: int | None = None, *,
@@ -95,7 +99,7 @@ class ArchivalStore:
 
         `superseded_by` names the record that replaces it. Returns the updated record.
         """
-        with transaction(self.conn):
+        with self._cache.writing(self.conn):  # the index is unchanged: the cache stays
             record = self.get(record_id, scope=scope)
             if not record.is_valid:
                 raise StoreError(f"record {record_id} was already invalidated at "
@@ -161,8 +165,11 @@ class ArchivalStore:
             else:
                 where.add(f"(SELECT count(*) FROM json_each(d.tags) WHERE value IN ({marks}))"
                           " = ?", *wanted, len(wanted))
-        return search_page(self.conn, _INDEX, query, where, page=page, page_size=top_k,
-                           load=self._load, text_of=lambda record: record.text)
+        self._cache.refresh(self.conn)  # before the snapshot: see SearchCache.refresh
+        with snapshot(self.conn):  # rank and load the same state of the file
+            return search_page(self.conn, _INDEX, query, where, page=page, page_size=top_k,
+                               load=self._load, text_of=lambda record: record.text,
+                               cache=self._cache)
 
     def _load(self, ids: list[int]) -> list[Record]:
         marks = ", ".join("?" * len(ids))
@@ -177,7 +184,7 @@ class ArchivalStore:
 
 
 def _validity(where: Where, include_invalid: bool) -> Where:
-    return where if include_invalid else where.add("d.invalid_at IS NULL")
+    return where if include_invalid else where.hide("d.invalid_at IS NOT NULL")
 
 
 def _clean_tags(tags: Iterable[str] | str) -> list[str]:

@@ -46,18 +46,21 @@ FTS5 does not expose per-term contributions to Python, so `FtsIndex.contribution
 recomputes them for the hits on a page from `fts_stats` (N and total tokens, kept in the
 same transaction as the index) and per-term document counts; they sum to the score.
 
-`FtsIndex.search` is the single place that turns a query into ranked row ids, so a faster
-exact top-k strategy can replace its body without touching the stores.
+`FtsIndex.search` is the reference ranking: FTS5 scores every matching row. With many
+records that is slow, because common words match most rows. `SearchCache` (one per store)
+gives the same ranking faster; see its docstring.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import json
 import math
 import os
 import re
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -117,6 +120,8 @@ SCHEMA_V1: tuple[str, ...] = (
         superseded_by INTEGER
     )""",
     "CREATE INDEX archival_created_at ON archival(created_at)",
+    # finds the few invalidated records without reading the table (search hides them)
+    "CREATE INDEX archival_invalid ON archival(id) WHERE invalid_at IS NOT NULL",
     "CREATE VIRTUAL TABLE archival_fts USING fts5(terms, tokenize='ascii')",
     """CREATE TABLE fts_stats (
         name TEXT PRIMARY KEY,
@@ -263,6 +268,25 @@ _savepoints = itertools.count(1)
 
 
 @contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Reads that all see one committed state of the file, whatever other connections
+    commit meanwhile (a deferred read transaction, or the transaction already open).
+
+    A search ranks, then loads the ranked rows, then explains their scores: without one
+    snapshot, a record deleted by another process in between would vanish half way.
+    """
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+
+
+@contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """One atomic unit of work: all of it commits, or none of it does.
 
@@ -326,14 +350,26 @@ def check_scope(scope: dict[str, str] | None) -> dict[str, str]:
         if not isinstance(value, str) or not value:
             raise StoreError(f"scope value for {key!r} must be a non-empty string, got "
                              f"{value!r}")
+        check_unicode(f"scope value for {key!r}", value)
     return dict(scope)
 
 
 def check_size(what: str, text: str, limit: int) -> None:
+    """Refuse text over `limit` characters, or text SQLite cannot store as UTF-8."""
     if len(text) > limit:
         raise InputTooLargeError(
             f"{what} is {len(text):,} characters; the limit is {limit:,}. "
             "Split it into smaller pieces or shorten it.")
+    check_unicode(what, text)
+
+
+def check_unicode(what: str, text: str) -> None:
+    """Refuse a string with an unpaired surrogate, which SQLite cannot store."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise StoreError(f"{what} contains an unpaired surrogate at position {exc.start}; "
+                         "send valid Unicode text.") from None
 
 
 def check_paging(page: int, page_size: int, *, size_name: str = "page_size") -> None:
@@ -355,10 +391,17 @@ class Where:
 
     clauses: list[str] = field(default_factory=list)
     params: list[Any] = field(default_factory=list)
+    hidden: str | None = None  # rows hidden by default, e.g. "d.invalid_at IS NOT NULL"
 
     def add(self, clause: str, *params: Any) -> Where:
         self.clauses.append(clause)
         self.params.extend(params)
+        return self
+
+    def hide(self, condition: str) -> Where:
+        """Drop the (few, indexed) rows matching `condition`: `SearchCache` subtracts them
+        as a set instead of testing every matching row."""
+        self.hidden = condition
         return self
 
     def scope(self, scope: dict[str, str] | None) -> Where:
@@ -381,7 +424,8 @@ class Where:
 
     @property
     def sql(self) -> str:
-        return " AND ".join(self.clauses) or "1"
+        hidden = [f"NOT ({self.hidden})"] if self.hidden else []
+        return " AND ".join(self.clauses + hidden) or "1"
 
 
 # --- Full-text index ---------------------------------------------------------------
@@ -392,23 +436,28 @@ class FtsIndex:
     table: str
     docs: str
 
-    def add(self, conn: sqlite3.Connection, rowid: int, text: str) -> None:
-        """Index a document's text (call inside the transaction that stores it)."""
+    def add(self, conn: sqlite3.Connection, rowid: int, text: str) -> list[str]:
+        """Index a document's text (call inside the transaction that stores it); return
+        its terms."""
         terms = tokenize(text)
         conn.execute(f"INSERT INTO {self.table}(rowid, terms) VALUES (?, ?)",
                      (rowid, " ".join(terms)))
         conn.execute("UPDATE fts_stats SET docs = docs + 1, tokens = tokens + ? "
                      "WHERE name = ?", (len(terms), self.table))
+        return terms
 
-    def remove(self, conn: sqlite3.Connection, rowid: int) -> None:
-        """Drop a document from the index (no-op when it was never indexed)."""
+    def remove(self, conn: sqlite3.Connection, rowid: int) -> list[str] | None:
+        """Drop a document from the index and return its terms (None when it was never
+        indexed)."""
         row = conn.execute(f"SELECT terms FROM {self.table} WHERE rowid = ?",
                            (rowid,)).fetchone()
         if row is None:
-            return
+            return None
+        terms = row[0].split()
         conn.execute(f"DELETE FROM {self.table} WHERE rowid = ?", (rowid,))
         conn.execute("UPDATE fts_stats SET docs = docs - 1, tokens = tokens - ? "
-                     "WHERE name = ?", (len(row[0].split()), self.table))
+                     "WHERE name = ?", (len(terms), self.table))
+        return terms
 
     def stats(self, conn: sqlite3.Connection) -> tuple[int, int]:
         """(number of indexed documents, total number of terms in them)."""
@@ -438,21 +487,24 @@ class FtsIndex:
             [match, *where.params, limit, offset]).fetchall()
         return total, rows
 
+    def df(self, conn: sqlite3.Connection, term: str) -> int:
+        """How many indexed documents contain `term` (FTS5 counts its doclist)."""
+        return conn.execute(f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH ?",
+                            (self.match_expression([term]),)).fetchone()[0]
+
     def contributions(self, conn: sqlite3.Connection, terms: Sequence[str],
-                      texts: Sequence[str]) -> list[dict[str, float]]:
+                      texts: Sequence[str], idf: dict[str, float] | None = None
+                      ) -> list[dict[str, float]]:
         """Per-term parts of each text's score, with FTS5's formula and statistics.
 
         One entry per distinct query term the text contains (a repeated query word adds
-        up); the parts sum to the score `bm25()` gives.
+        up); the parts sum to the score `bm25()` gives. `idf` (term -> idf) saves the
+        document counts when the caller already has them.
         """
         docs, tokens = self.stats(conn)
         avgdl = tokens / docs
-        idf = {}
-        for term in dict.fromkeys(terms):
-            df = conn.execute(f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH ?",
-                              (self.match_expression([term]),)).fetchone()[0]
-            value = math.log((docs - df + 0.5) / (df + 0.5))
-            idf[term] = value if value > 0 else FTS5_IDF_FLOOR
+        if idf is None:
+            idf = {term: fts5_idf(docs, self.df(conn, term)) for term in dict.fromkeys(terms)}
         out = []
         for text in texts:
             doc_terms = tokenize(text)
@@ -469,13 +521,229 @@ class FtsIndex:
         return out
 
 
+def fts5_idf(docs: int, df: int) -> float:
+    """FTS5's idf: ln((N - n + 0.5) / (n + 0.5)), at or below zero replaced by 1e-6."""
+    value = math.log((docs - df + 0.5) / (df + 0.5))
+    return value if value > 0 else FTS5_IDF_FLOOR
+
+
+# FTS5's fixed parameters (see the module docstring)
+K1, B = 1.2, 0.75
+MAX_PRUNED_TERMS = 12  # longer queries are ranked by FTS5 (the pruning is exponential in them)
+
+
+class SearchCache:
+    """Exact top-k search for one `FtsIndex`, from cached postings, pruned by score bounds.
+
+    Why: FTS5's `bm25()` scores every row that contains any query word, and a question's
+    common words ("what", "the") are in most rows. This returns the same top-k (same
+    scores, ties by rowid) while scoring only rows that could be in it.
+
+    What it keeps, per query term it has seen: the term's postings (rowid -> term
+    frequency), the largest frequency and the shortest length among them, and the
+    length of each of those rows. They come from the FTS5 table itself, so the file
+    stays the only truth: the cache is a read cache, like a page cache.
+
+    When it is trusted: only while nothing but this store's own committed writes changed
+    the index, and it is filled only outside transactions or in a read snapshot that
+    began with it up to date (`refresh`). `PRAGMA data_version` changes when
+    another connection commits; `total_changes` changes with any write on this
+    connection, including one later rolled back. The store's writes go through
+    `writing`, which applies them to the cache only once they are committed outside any
+    caller's transaction; anything else empties the cache.
+
+    How it prunes (exact): a term can add at most its bound, m * idf * g(max tf, min
+    length) with m its count in the query and g the BM25 term-frequency part, which grows
+    with tf and shrinks with length. A row that contains exactly the term set S scores at
+    most bound(S). A depth-first walk over term sets (rarest bounds first, each set's
+    rows found by intersecting postings) scores the rows of a set only when bound(S) can
+    still reach the k-th best score found so far, and drops a branch as soon as it
+    cannot. Rows are scored in full, with the same arithmetic as `BM25Index(idf="fts5")`.
+    The match count is the size of the union of the postings.
+    """
+
+    def __init__(self, index: FtsIndex, max_postings: int = 20_000_000) -> None:
+        self.index = index
+        self.max_postings = max_postings  # beyond this many cached postings, start over
+        self._reset((None, None))
+
+    def _reset(self, version: tuple[int | None, int | None]) -> None:
+        self._version = version  # (data_version, total_changes) the content matches
+        self._postings: dict[str, dict[int, int]] = {}
+        self._bounds: dict[str, tuple[int, int]] = {}  # term -> (max tf, min length)
+        self._lengths: dict[int, int] = {}  # rowid -> length, for rows in cached postings
+        self._size = 0
+        self._docs: int | None = None
+        self._tokens = 0
+
+    @staticmethod
+    def _version_of(conn: sqlite3.Connection) -> tuple[int, int]:
+        return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
+
+    # --- keeping it true ---------------------------------------------------------
+    @contextmanager
+    def writing(self, conn: sqlite3.Connection) -> Iterator[list[tuple[int, list[str], int]]]:
+        """A write transaction for the store: append (rowid, terms, +1 or -1) for each
+        document added to or removed from the index; applied here once committed."""
+        trusted = not conn.in_transaction and self._version_of(conn) == self._version
+        changes: list[tuple[int, list[str], int]] = []
+        with transaction(conn):
+            yield changes
+        if trusted and not conn.in_transaction:
+            for rowid, terms, sign in changes:
+                self._apply(rowid, terms, sign)
+            self._version = (self._version[0], conn.total_changes)
+
+    def _apply(self, rowid: int, terms: list[str], sign: int) -> None:
+        if self._docs is not None:
+            self._docs += sign
+            self._tokens += sign * len(terms)
+        cached = [term for term in dict.fromkeys(terms) if term in self._postings]
+        if not cached:
+            return
+        if sign < 0:
+            self._lengths.pop(rowid, None)
+            for term in cached:
+                self._postings[term].pop(rowid, None)  # bounds stay valid: only looser
+            return
+        counts = Counter(terms)
+        self._lengths[rowid] = len(terms)
+        for term in cached:
+            self._postings[term][rowid] = counts[term]
+            top, short = self._bounds[term]
+            self._bounds[term] = (max(top, counts[term]), min(short, len(terms)))
+
+    def refresh(self, conn: sqlite3.Connection) -> bool:
+        """Make the cache match the file; False when it cannot be trusted now.
+
+        Outside a transaction a stale cache is emptied. Inside one (a read snapshot, or a
+        caller's transaction) the cache is used only if nothing changed since it was last
+        checked, so uncommitted writes never get into it: call this once before opening a
+        read snapshot.
+        """
+        version = self._version_of(conn)
+        if version != self._version or self._size > self.max_postings:
+            if conn.in_transaction:
+                return False
+            self._reset(version)
+        if self._docs is None:
+            self._docs, self._tokens = self.index.stats(conn)
+        return True
+
+    def _load(self, conn: sqlite3.Connection, term: str) -> dict[int, int]:
+        postings = self._postings.get(term)
+        if postings is not None:
+            return postings
+        postings, lengths = {}, self._lengths
+        top, short = 0, 1 << 62
+        table = self.index.table
+        for rowid, text in conn.execute(f"SELECT rowid, terms FROM {table} WHERE {table} "
+                                        "MATCH ?", (self.index.match_expression([term]),)):
+            words = text.split()
+            tf, length = words.count(term), len(words)
+            postings[rowid], lengths[rowid] = tf, length
+            top, short = max(top, tf), min(short, length)
+        self._postings[term], self._bounds[term] = postings, (top, short)
+        self._size += len(postings)
+        return postings
+
+    # --- searching -----------------------------------------------------------------
+    def search(self, conn: sqlite3.Connection, terms: Sequence[str], where: Where,
+               limit: int, offset: int
+               ) -> tuple[int, list[tuple[int, float]], dict[str, float]] | None:
+        """(matching rows, one page of (rowid, score) best first, idf per term), exactly
+        as `FtsIndex.search` ranks; None when this query is left to FTS5."""
+        distinct = list(dict.fromkeys(terms))
+        if len(distinct) > MAX_PRUNED_TERMS or not self.refresh(conn):
+            return None
+        postings = {term: self._load(conn, term) for term in distinct}
+        docs = self._docs or 0
+        idf = {term: fts5_idf(docs, len(postings[term])) for term in distinct}
+        hidden = self._hidden(conn, where)
+        keep = self._filter(conn, where, hidden)
+        matched = set().union(*(postings[term].keys() for term in distinct))
+        total = len(keep(matched)) if where.clauses else len(matched) - len(hidden & matched)
+        if not total:
+            return 0, [], idf
+        best = self._top(terms, postings, idf, offset + limit, keep)
+        return total, best[offset:offset + limit], idf
+
+    def _hidden(self, conn: sqlite3.Connection, where: Where) -> set[int]:
+        if not where.hidden:
+            return set()
+        return {row[0] for row in conn.execute(
+            f"SELECT d.id FROM {self.index.docs} AS d WHERE {where.hidden}")}
+
+    def _filter(self, conn: sqlite3.Connection, where: Where, hidden: set[int]
+                ) -> Callable[[set[int]], set[int]]:
+        """rowids -> those of them that `where` keeps (`hidden`: its hidden rows)."""
+        if not where.clauses:
+            return lambda rowids: rowids - hidden if hidden else rowids
+        sql = (f"SELECT d.id FROM {self.index.docs} AS d WHERE d.id IN (SELECT value FROM "
+               f"json_each(?)) AND ({where.sql})")
+        return lambda rowids: {row[0] for row in conn.execute(
+            sql, [json.dumps(sorted(rowids)), *where.params])} if rowids else set()
+
+    def _top(self, terms: Sequence[str], postings: dict[str, dict[int, int]],
+             idf: dict[str, float], want: int, keep: Callable[[set[int]], set[int]]
+             ) -> list[tuple[int, float]]:
+        """The `want` best (rowid, score) among kept rows, best first, ties by rowid."""
+        avgdl = self._tokens / self._docs
+        query = [(idf[term], postings[term]) for term in terms]  # query order, repeats kept
+        repeats = Counter(terms)
+
+        def bound(term: str) -> float:
+            top, short = self._bounds[term]
+            norm = 1 - B + B * short / avgdl
+            return repeats[term] * idf[term] * (top * (K1 + 1)) / (top + K1 * norm) * (1 + 1e-9)
+
+        order = sorted((term for term in repeats if postings[term]), key=bound, reverse=True)
+        bounds = [bound(term) for term in order]
+        rest = list(itertools.accumulate(reversed(bounds)))[::-1] + [0.0]
+        heap: list[tuple[float, int]] = []  # the best so far as (score, -rowid), worst first
+        seen: set[int] = set()
+
+        def score(rowids: set[int]) -> None:
+            for rowid in keep(rowids - seen):
+                norm = 1 - B + B * self._lengths[rowid] / avgdl
+                total = 0.0
+                for term_idf, term_postings in query:
+                    tf = term_postings.get(rowid)
+                    if tf:
+                        total += term_score(term_idf, tf, norm, K1)
+                item = (total, -rowid)
+                if len(heap) < want:
+                    heapq.heappush(heap, item)
+                elif item > heap[0]:
+                    heapq.heapreplace(heap, item)
+            seen.update(rowids)
+
+        def walk(depth: int, rowids: Any, reach: float) -> None:
+            if len(heap) == want and reach + rest[depth] < heap[0][0]:
+                return  # no row below here can beat the k-th best
+            if depth == len(order):
+                if rowids is not None:
+                    score(set(rowids))
+                return
+            term = order[depth]
+            keys = postings[term].keys()
+            both = keys if rowids is None else rowids & keys
+            if both:
+                walk(depth + 1, both, reach + bounds[depth])
+            walk(depth + 1, rowids, reach)
+
+        walk(0, None, 0.0)
+        return [(-neg_rowid, value) for value, neg_rowid in sorted(heap, reverse=True)]
+
+
 def search_page(conn: sqlite3.Connection, index: FtsIndex, query: str, where: Where, *,
                 page: int, page_size: int, load: Callable[[list[int]], list[Any]],
-                text_of: Callable[[Any], str]) -> Page:
+                text_of: Callable[[Any], str], cache: SearchCache | None = None) -> Page:
     """The shared search path: analyse, rank, load one page, explain its hits.
 
     `load` turns row ids into stored values (in the given order); `text_of` gives a
-    value's indexed text.
+    value's indexed text. With a `cache` (for `index`), ranking is pruned; the result is
+    the same.
     """
     if not isinstance(query, str):
         raise StoreError(f"query must be a string, got {type(query).__name__}")
@@ -485,7 +753,9 @@ def search_page(conn: sqlite3.Connection, index: FtsIndex, query: str, where: Wh
         return Page([], 0, page, page_size, query=query, note=(
             f"no searchable words in {json.dumps(query, ensure_ascii=False)}: search "
             "matches words made of letters or digits; try other words"))
-    total, rows = index.search(conn, terms, where, page_size, page * page_size)
+    ranked = cache.search(conn, terms, where, page_size, page * page_size) if cache else None
+    total, rows, idf = ranked or (*index.search(conn, terms, where, page_size,
+                                                page * page_size), None)
     if not rows:
         note = None
         if total:
@@ -494,7 +764,7 @@ def search_page(conn: sqlite3.Connection, index: FtsIndex, query: str, where: Wh
                     f"{last} ({page_size} per page)")
         return Page([], total, page, page_size, query=query, note=note)
     values = load([rowid for rowid, _ in rows])
-    parts = index.contributions(conn, terms, [text_of(value) for value in values])
+    parts = index.contributions(conn, terms, [text_of(value) for value in values], idf)
     hits = [Hit(value, score, terms_of)
             for value, (_, score), terms_of in zip(values, rows, parts, strict=True)]
     return Page(hits, total, page, page_size, query=query)
