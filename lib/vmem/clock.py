@@ -32,7 +32,8 @@ class StepClock:
     ) -> None:
         start = start or datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
         if start.tzinfo is None:
-            raise ValueError("StepClock needs a timezone-aware start time (use tzinfo=timezone.utc)")
+            raise ValueError("StepClock needs a timezone-aware start time "
+                             "(use tzinfo=timezone.utc)")
         self.now = start.astimezone(timezone.utc)
         self.step = step
 
