@@ -21,8 +21,9 @@ Options for dialog turns (`RankConfig` fields):
              the top few hits are added to the query with a lower weight.
 - `recency`  a mild prior for later turns (what a FIFO-minded agent assumes).
 
-`dialog/recall` is the library's own path: the turns are stored in a fresh `RecallStore`
-(SQLite FTS5, the same analyzer) by `ingest_recall` and searched with its `search`.
+`dialog/recall` is the library's own path: `ingest_memory` feeds the turns through a fresh
+`Memory`'s main context, as an agent receives them (the oldest are evicted to recall and
+summarized), and the question searches its recall storage (SQLite FTS5, same analyzer).
 Observation and summary units (`observation/bm25`, `summary/bm25`) are ranked with plain
 BM25 and scored through the turns they stand for.
 """
@@ -35,8 +36,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 
 from ..bm25 import BM25Index
+from ..memory import Memory
 from ..messages import Message
-from ..recall import RecallStore
 from .analysis import analyze
 from .locomo import CATEGORY_NAMES, Conversation
 from .metrics import MeanTable, recall_at_k
@@ -108,12 +109,12 @@ def ingest_turns(messages: Sequence[Message], config: RankConfig) -> TurnRanker:
     return TurnRanker(messages, config)
 
 
-def ingest_recall(messages: Sequence[Message]) -> RecallStore:
-    """Store copies of a conversation's turns in a fresh in-memory recall store."""
-    store = RecallStore(":memory:")
+def ingest_memory(messages: Sequence[Message]) -> Memory:
+    """Append copies of a conversation's turns to a fresh in-memory agent, one by one."""
+    memory = Memory.open(":memory:")
     for message in messages:
-        store.add(replace(message, id=None, meta=dict(message.meta)))
-    return store
+        memory.context.append(replace(message, id=None, meta=dict(message.meta)))
+    return memory
 
 
 def default_configs(units: bool = True) -> list[str]:
@@ -242,8 +243,8 @@ def _unit_ranking(conversation: Conversation, name: str) -> Callable[[str, int],
         return lambda question, k: [units[p].dia_ids for p in ranker.rank(question, k)]
     turns = conversation.messages()
     if name == "dialog/recall":
-        store = ingest_recall(turns)
+        recall = ingest_memory(turns).recall
         return lambda question, k: [hit.record.meta["dia_id"]
-                                    for hit in store.search(question, page_size=k)]
+                                    for hit in recall.search(question, page_size=k)]
     turn_ranker = ingest_turns(turns, RankConfig.parse(name))
     return lambda question, k: [turns[p].meta["dia_id"] for p in turn_ranker.rank(question, k)]
