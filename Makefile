@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 LOCOMO := ../shared/data/locomo/locomo10.json
 
-.PHONY: setup lab test lint unit notebooks demo execute exercises grade release bench eval fuzz clean
+.PHONY: setup lab test lint unit notebooks browser demo chat execute exercises grade release bench eval \
+	fuzz clean
 
 setup: $(STAMP)
 
@@ -14,6 +15,8 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	@# build matplotlib's font cache now: its first-run notice on stderr would fail nbval
+	$(BIN)/python -c "import matplotlib.pyplot"
 	touch $(STAMP)
 
 lab: setup
@@ -33,8 +36,14 @@ test: lint
 	$(BIN)/python -m pytest -q
 	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb)
 
+browser: setup
+	$(BIN)/python -m pytest -q -m browser tests/browser
+
 demo: setup
 	$(BIN)/python -m vmem demo
+
+chat: setup
+	$(BIN)/python -m vmem chat
 
 execute: setup
 	$(BIN)/python scripts/execute_notebooks.py notebooks/*.ipynb solutions/*.ipynb
