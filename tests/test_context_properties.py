@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+import random
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings, target
 from hypothesis import strategies as st
 
@@ -214,3 +216,32 @@ def test_a_failed_core_edit_leaves_core_memory_byte_identical(edits) -> None:
         for block in core:
             assert len(block.value) <= block.limit
         assert core.get("fixed").value == "a"
+
+
+@pytest.mark.slow
+def test_a_20000_message_conversation_holds_every_invariant() -> None:
+    """A soak run far longer than the hypothesis cases: budget, recall and tool pairs hold
+    after every one of 20,000 appends (about 1,000 flushes)."""
+    rng = random.Random(7)
+    clock = StepClock()
+    context = MainContext("You are helpful.", CoreMemory.default(clock=clock), 1500,
+                          clock=clock)
+    words = ["the", "cat", "sat", "on", "a", "mat", "while", "my", "sister", "Maya",
+             "moved", "to", "Lisbon", "in", "2019"]
+    appended: list[Message] = []
+    while len(appended) < 20_000:
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 60)))
+        if rng.random() < 0.1:
+            call_id = f"c{len(appended)}"
+            call = {"id": call_id, "type": "function",
+                    "function": {"name": "archival_memory_search", "arguments": "{}"}}
+            appended.append(context.append(Message("assistant", "", tool_calls=[call])))
+            appended.append(context.append(Message("tool", text, tool_call_id=call_id)))
+        else:
+            appended.append(context.append(Message(rng.choice(["user", "assistant"]), text)))
+        assert context.tokens() <= context.max_tokens
+        queue = context.messages
+        assert not queue or queue[0].role != "tool", "a tool result lost its call"
+    stored = context.recall.get_many([message.id for message in appended])
+    assert [message.content for message in stored] == [m.content for m in appended]
+    assert sum(event.kind == "evicted" for event in context.events) > 500
