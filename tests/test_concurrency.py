@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from vmem.archival import ArchivalStore
-from vmem.memory import AgentLockedError, Memory
+from vmem.errors import AgentLockedError
+from vmem.memory import Memory
 from vmem.messages import Message
 from vmem.recall import RecallStore
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vmem.errors import VMemError
+from vmem.errors import DatasetError
 from vmem.eval.locomo import load_locomo, normalize_evidence, parse_session_date
 
 TINY = [{
@@ -115,7 +115,7 @@ def test_evidence_extraction_handles_every_known_malformation():
 
 
 def test_missing_file_says_where_to_get_it(tmp_path):
-    with pytest.raises(VMemError, match="locomo10.json"):
+    with pytest.raises(DatasetError, match="locomo10.json"):
         load_locomo(tmp_path / "nope.json")
 
 

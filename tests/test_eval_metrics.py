@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vmem.errors import VMemError
+from vmem.errors import DatasetError
 from vmem.eval.analysis import analyze, stem
 from vmem.eval.metrics import MeanTable, fifo_window, fraction_in, recall_at_k, virtual_window
 
@@ -24,9 +24,9 @@ def test_recall_at_k_accepts_units_that_stand_for_several_turns():
 
 
 def test_recall_needs_evidence_and_a_positive_k():
-    with pytest.raises(VMemError, match="drop questions"):
+    with pytest.raises(DatasetError, match="drop questions"):
         recall_at_k(["D1:1"], [], 5)
-    with pytest.raises(VMemError, match="at least 1"):
+    with pytest.raises(DatasetError, match="at least 1"):
         recall_at_k(["D1:1"], ["D1:1"], 0)
 
 

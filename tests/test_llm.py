@@ -16,7 +16,8 @@ from vmem.messages import Message
 
 pytest.importorskip("openai")
 
-from vmem.llm import LLMError, LLMSummarizer, OpenAIPolicy  # noqa: E402
+from vmem.errors import LLMError  # noqa: E402
+from vmem.llm import LLMSummarizer, OpenAIPolicy  # noqa: E402
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ import pytest
 from vmem.agent import Agent, RulePolicy, ScriptedPolicy
 from vmem.clock import StepClock
 from vmem.demo import open_demo_memory, play, step_lines
-from vmem.errors import BlockLimitError, StoreFormatError
-from vmem.memory import AgentLockedError, Memory
+from vmem.errors import AgentLockedError, BlockLimitError, StoreFormatError
+from vmem.memory import Memory
 from vmem.messages import Message
 from vmem.store import transaction
 

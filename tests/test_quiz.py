@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from vmem.errors import VMemError
+from vmem.errors import QuizError
 from vmem.quiz import Feedback, check_answer, load_quiz, parse_quiz, questions_for
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -73,12 +73,12 @@ def test_check_answer_says_right_or_wrong_and_why_for_every_choice() -> None:
 def test_check_answer_refuses_a_choice_that_does_not_exist() -> None:
     question = questions_for("02_main_context")[0]
     for bad in (-1, len(question.choices), True, "0", None):
-        with pytest.raises(VMemError, match="pass an index from 0 to"):
+        with pytest.raises(QuizError, match="pass an index from 0 to"):
             check_answer(question, bad)
 
 
 def test_an_unknown_notebook_is_refused_with_the_known_stems() -> None:
-    with pytest.raises(VMemError, match=r"no quiz for '02_main'.*02_main_context"):
+    with pytest.raises(QuizError, match=r"no quiz for '02_main'.*02_main_context"):
         questions_for("02_main")
 
 
@@ -106,7 +106,7 @@ GOOD = {"question": "Why?", "choices": ["a", "b"], "answer": 1, "why": ["no", "y
 def test_a_malformed_file_is_refused_naming_what_is_wrong(tmp_path, data, message) -> None:
     path = tmp_path / "quiz.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(VMemError, match=re.escape(message)) as raised:
+    with pytest.raises(QuizError, match=re.escape(message)) as raised:
         load_quiz(path)
     assert str(path) in str(raised.value)
 
@@ -114,7 +114,7 @@ def test_a_malformed_file_is_refused_naming_what_is_wrong(tmp_path, data, messag
 def test_invalid_json_is_refused_with_where_it_broke(tmp_path) -> None:
     path = tmp_path / "quiz.json"
     path.write_text('{"02_main_context": [', encoding="utf-8")
-    with pytest.raises(VMemError, match=r"not valid JSON .*line 1"):
+    with pytest.raises(QuizError, match=r"not valid JSON .*line 1"):
         load_quiz(path)
 
 

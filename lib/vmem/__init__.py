@@ -12,19 +12,25 @@ from .clock import StepClock, utc_now
 from .context import Event, MainContext
 from .core import Block, CoreMemory
 from .errors import (
+    AgentLockedError,
     BlockLimitError,
     ContextOverflowError,
     CoreMemoryError,
+    DatasetError,
+    GuardRefusal,
     InputTooLargeError,
+    LLMError,
     MatchError,
+    QuizError,
     ReadOnlyBlockError,
     StoreError,
     StoreFormatError,
+    ToolArgumentError,
     UnknownBlockError,
     VMemError,
 )
 from .guard import Guard, Verdict, wrap_untrusted
-from .memory import AgentLockedError, Memory
+from .memory import Memory
 from .messages import Hit, Message, Page, Record
 from .recall import RecallStore
 from .summarize import ExtractiveSummarizer, Summarizer
@@ -61,16 +67,21 @@ __all__ = [
     "BlockLimitError",
     "ContextOverflowError",
     "CoreMemoryError",
+    "DatasetError",
+    "GuardRefusal",
     "Hit",
     "InputTooLargeError",
+    "LLMError",
     "MatchError",
     "Message",
     "Page",
+    "QuizError",
     "ReadOnlyBlockError",
     "Record",
     "StepClock",
     "StoreError",
     "StoreFormatError",
+    "ToolArgumentError",
     "UnknownBlockError",
     "VMemError",
     "count_tokens",

@@ -16,8 +16,6 @@ from typing import TextIO
 
 from .errors import VMemError
 
-DELEGATED = ("eval", "grade")  # subcommands that parse their own arguments
-
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run one subcommand; its exit status (0 success, 1 failure, 2 misuse)."""

@@ -55,7 +55,8 @@ class Policy(Protocol):
     """Anything that decides the next assistant turn from the prompt and the tools."""
 
     def respond(self, messages: list[dict[str, Any]],
-                tools: list[dict[str, Any]]) -> AssistantTurn: ...
+                tools: list[dict[str, Any]]) -> AssistantTurn:
+        """The next assistant turn for this prompt (Chat Completions messages) and tools."""
 
 
 @dataclass
@@ -214,6 +215,7 @@ class ScriptedPolicy:
 
     def respond(self, messages: list[dict[str, Any]],
                 tools: list[dict[str, Any]]) -> AssistantTurn:
+        """The next scripted action; a VMemError once the script is used up."""
         if self.played >= len(self.actions):
             raise VMemError(f"the script has no action left (all {len(self.actions)} played); "
                             "add actions or end the turn with send_message")
@@ -249,7 +251,7 @@ _QUESTION_WORDS = frozenset({
     "has", "remind", "tell"})
 _SAVED = re.compile(r"archival record (\d+)")
 _RECORD = re.compile(r"\[record (\d+) \|([^\]\n]*)\] ([^\n]*)")
-_MESSAGE = re.compile(r"\[message (\d+) \|[^\]\n]*\] ([^:\n]+): ([^\n]*)")
+_MESSAGE = re.compile(r"\[message (\d+) \|([^\]\n]*)\] ([^:\n]+): ([^\n]*)")
 
 
 class RulePolicy:
@@ -259,7 +261,8 @@ class RulePolicy:
        `archival_memory_insert`, then acknowledged with the record id.
     2. A question triggers `archival_memory_search`, then `conversation_search`, and the
        answer quotes the best stored record (else the best earlier user message) and
-       cites it as `[record N]` or `[message N]`. Quarantined records are never used.
+       cites it as `[record N]` or `[message N]`. Quarantined records and messages are
+       never used.
     3. Anything else (a greeting, a word or two) gets a short plain-text reply.
 
     It does no reasoning: it quotes what retrieval ranked first, which is enough to show
@@ -268,6 +271,7 @@ class RulePolicy:
 
     def respond(self, messages: list[dict[str, Any]],
                 tools: list[dict[str, Any]]) -> AssistantTurn:
+        """Save a statement, search for a question, or answer from what the searches found."""
         user_text, results, failures = _since_last_user(messages)
         words = re.findall(r"\w+", user_text.lower())
         asking = user_text.rstrip().endswith("?") or (words and words[0] in _QUESTION_WORDS)
@@ -316,8 +320,9 @@ def _answer(question: str, results: dict[str, str]) -> str:
     if records:
         record_id, text = records[0]
         return f"From my archival memory: {text} [record {record_id}]"
-    for message_id, speaker, text in _MESSAGE.findall(results["conversation_search"]):
-        if speaker != "assistant" and text.strip() != question.strip() \
+    for message_id, head, speaker, text in _MESSAGE.findall(results["conversation_search"]):
+        if "QUARANTINED" not in head and speaker != "assistant" \
+                and text.strip() != question.strip() \
                 and not text.rstrip().endswith("?"):
             return f'From our earlier conversation: {speaker} said "{text}" [message {message_id}]'
     return "I could not find anything about that in my memory."

@@ -54,6 +54,7 @@ class Result:
 
     @property
     def passed(self) -> bool:
+        """True when the exercise's status is "passed"."""
         return self.status == "passed"
 
 

@@ -66,9 +66,11 @@ class Journal(Protocol):
     and the counters commit together or not at all.
     """
 
-    def transaction(self) -> AbstractContextManager[Any]: ...
+    def transaction(self) -> AbstractContextManager[Any]:
+        """A context manager: everything written inside commits together or not at all."""
 
-    def record(self, context: MainContext) -> None: ...
+    def record(self, context: MainContext) -> None:
+        """Write the context's `state()`, inside the open transaction."""
 
 
 def chat_tokens(chat: dict[str, Any], counter: Counter) -> int:

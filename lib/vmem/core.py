@@ -50,11 +50,13 @@ class Edit:
     time: datetime
 
     def to_dict(self) -> dict[str, Any]:
+        """The edit as JSON-ready values (time as ISO 8601)."""
         return {"version": self.version, "old": self.old, "new": self.new,
                 "time": self.time.isoformat()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Edit:
+        """The edit `to_dict` wrote."""
         return cls(int(data["version"]), data["old"], data["new"],
                    ensure_utc(datetime.fromisoformat(data["time"])))
 
@@ -160,6 +162,7 @@ class CoreMemory:
 
     @property
     def labels(self) -> list[str]:
+        """The block labels, in prompt order."""
         return list(self._blocks)
 
     def __iter__(self) -> Iterator[Block]:

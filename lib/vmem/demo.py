@@ -108,6 +108,7 @@ class ScenePolicy:
 
     def respond(self, messages: list[dict[str, Any]],
                 tools: list[dict[str, Any]]) -> AssistantTurn:
+        """The scene's scripted actions, then the answer written from this turn's search results."""
         if self.answer is None or self.script.played < len(self.script.actions):
             return self.script.respond(messages, tools)
         return AssistantTurn(tool_calls=[ToolCall("send_message",
@@ -165,6 +166,7 @@ class Cited:
     text: str
 
     def citation(self) -> str:
+        """The citation an answer appends, e.g. `[record 3, session 1, turn 2]`."""
         return f"[{self.kind} {self.id}, session {self.session}, turn {self.turn}]"
 
 

@@ -45,3 +45,35 @@ class StoreError(VMemError):
 
 class StoreFormatError(StoreError):
     """A file is not a vmem store, is corrupt, or comes from a newer schema version."""
+
+
+class AgentLockedError(StoreError):
+    """Another open `Memory` already writes this agent file."""
+
+
+class ToolArgumentError(VMemError):
+    """A tool was called with an argument it cannot use; nothing was changed.
+
+    `kind` is the short machine-readable error a failed `ToolResult` reports.
+    """
+
+    kind = "bad_arguments"
+
+
+class GuardRefusal(ToolArgumentError):
+    """Text the guard flagged as directive-shaped was refused for core memory."""
+
+    kind = "guard"
+
+
+class LLMError(VMemError):
+    """A model endpoint could not be used: no key, an HTTP error, or an empty answer."""
+
+
+class QuizError(VMemError):
+    """A quiz file is malformed, names no known notebook, or an answer is not a choice."""
+
+
+class DatasetError(VMemError):
+    """An evaluation could not run: a malformed dataset file, or a question or metric
+    argument it cannot score (no evidence, k below 1)."""

@@ -17,15 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .agent import AssistantTurn, ToolCall
-from .errors import VMemError
+from .errors import LLMError
 from .messages import Message
 
 NO_KEY = "unused"
 """The placeholder key sent to local servers (Ollama, vLLM, LM Studio) that need none."""
-
-
-class LLMError(VMemError):
-    """The model endpoint could not be reached or answered with an error."""
 
 
 def _client(base_url: str | None, api_key: str | None, timeout: float, max_retries: int) -> Any:
@@ -74,6 +70,7 @@ class OpenAIPolicy:
 
     def respond(self, messages: list[dict[str, Any]],
                 tools: list[dict[str, Any]]) -> AssistantTurn:
+        """One chat completion with the tools offered, as an AssistantTurn."""
         reply = _complete(self.client, model=self.model, messages=messages, tools=tools,
                           tool_choice="auto", temperature=self.temperature)
         calls = []
@@ -104,6 +101,7 @@ class LLMSummarizer:
         self.client = _client(base_url, api_key, timeout, max_retries)
 
     def summarize(self, previous: str | None, evicted: Sequence[Message]) -> str:
+        """Ask the model to fold the evicted messages into the previous summary."""
         lines = [f"{message.name or message.role}: {message.content}"
                  for message in evicted if message.role != "system"]
         request = (f"Previous summary:\n{previous or '(none)'}\n\nEvicted messages:\n"

@@ -37,7 +37,7 @@ from .archival import ArchivalStore
 from .clock import Clock, utc_now
 from .context import MainContext
 from .core import Block, CoreMemory
-from .errors import StoreError, StoreFormatError
+from .errors import AgentLockedError, StoreError, StoreFormatError
 from .recall import RecallStore
 from .store import Where, check_scope, connect, from_json, time_to_db, to_json, transaction
 from .summarize import Summarizer
@@ -46,10 +46,6 @@ from .tokens import Counter
 DEFAULT_SYSTEM = ("You are a helpful assistant with a long-term memory. Use your memory "
                   "tools to remember what matters and to look up what is no longer in view.")
 DEFAULT_MAX_TOKENS = 4000  # tool schemas alone take about 1,000 (ApproxCounter)
-
-
-class AgentLockedError(StoreError):
-    """Another open `Memory` already writes this agent file."""
 
 
 class Memory:

@@ -46,11 +46,6 @@ class Message:
         if not isinstance(self.content, str):
             raise TypeError(f"content must be a string, got {type(self.content).__name__}")
 
-    @property
-    def is_notice(self) -> bool:
-        """True for system notices the runtime puts in the queue (e.g. memory pressure)."""
-        return self.role == "system"
-
     def to_chat(self) -> dict[str, Any]:
         """The message in the Chat Completions request format."""
         out: dict[str, Any] = {"role": self.role, "content": self.content}

@@ -3,7 +3,7 @@
 The questions live in `vmem/data/quiz.json`, keyed by notebook stem ("02_main_context"),
 so they can be edited without touching code. Every choice carries its own "why", so a
 learner who picks a wrong answer learns what is wrong with it, not only that it is wrong.
-The file is validated when it is read: a malformed entry raises a `VMemError` that names
+The file is validated when it is read: a malformed entry raises a `QuizError` that names
 the notebook, the question and the field, and says what shape is expected.
 
 `vmem.viz.Quiz` draws these questions as radio buttons with a Check button; this module
@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import VMemError
+from .errors import QuizError
 
 STEM = re.compile(r"^\d\d_[a-z0-9_]+$")
 FIELDS = ("question", "choices", "answer", "why")
@@ -49,7 +49,7 @@ def check_answer(question: Question, choice: int) -> Feedback:
     """Judge `choice` (an index into `question.choices`) and explain it."""
     if isinstance(choice, bool) or not isinstance(choice, int) \
             or not 0 <= choice < len(question.choices):
-        raise VMemError(f"choice {choice!r} is not one of question {question.number} of "
+        raise QuizError(f"choice {choice!r} is not one of question {question.number} of "
                         f"{question.notebook}: pass an index from 0 to "
                         f"{len(question.choices) - 1}.")
     return Feedback(choice == question.answer, question.why[choice])
@@ -66,7 +66,7 @@ def load_quiz(path: str | Path | None = None) -> dict[str, tuple[Question, ...]]
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise VMemError(f"{source} is not valid JSON ({error}); fix the syntax at that "
+        raise QuizError(f"{source} is not valid JSON ({error}); fix the syntax at that "
                         "line and column.") from None
     return parse_quiz(data, source)
 
@@ -75,7 +75,7 @@ def questions_for(notebook: str, path: str | Path | None = None) -> tuple[Questi
     """The questions of one notebook, by stem ("02_main_context")."""
     quizzes = load_quiz(path)
     if notebook not in quizzes:
-        raise VMemError(f"there is no quiz for {notebook!r}; use a notebook stem such as "
+        raise QuizError(f"there is no quiz for {notebook!r}; use a notebook stem such as "
                         f"{', '.join(sorted(quizzes))}.")
     return quizzes[notebook]
 
@@ -88,15 +88,15 @@ def parse_quiz(data: Any, source: str = "quiz data") -> dict[str, tuple[Question
     "why": [str, ...] (one non-empty explanation per choice)}` and nothing else.
     """
     if not isinstance(data, dict) or not data:
-        raise VMemError(f"{source}: expected a non-empty JSON object mapping notebook stems "
+        raise QuizError(f"{source}: expected a non-empty JSON object mapping notebook stems "
                         "to lists of questions.")
     quizzes = {}
     for notebook, entries in data.items():
         if not STEM.match(notebook):
-            raise VMemError(f"{source}: {notebook!r} is not a notebook stem; use the file "
+            raise QuizError(f"{source}: {notebook!r} is not a notebook stem; use the file "
                             "name without .ipynb, e.g. '02_main_context'.")
         if not isinstance(entries, list) or not entries:
-            raise VMemError(f"{source}: {notebook} must map to a non-empty list of questions.")
+            raise QuizError(f"{source}: {notebook} must map to a non-empty list of questions.")
         quizzes[notebook] = tuple(_question(notebook, number, entry, source)
                                   for number, entry in enumerate(entries, 1))
     return quizzes
@@ -105,27 +105,27 @@ def parse_quiz(data: Any, source: str = "quiz data") -> dict[str, tuple[Question
 def _question(notebook: str, number: int, entry: Any, source: str) -> Question:
     where = f"{source}: {notebook}, question {number}"
     if not isinstance(entry, dict):
-        raise VMemError(f"{where} must be an object with the keys {', '.join(FIELDS)}.")
+        raise QuizError(f"{where} must be an object with the keys {', '.join(FIELDS)}.")
     missing = [key for key in FIELDS if key not in entry]
     extra = sorted(set(entry) - set(FIELDS))
     if missing or extra:
         problems = ([f"missing {', '.join(missing)}"] if missing else []) \
             + ([f"unknown {', '.join(extra)}"] if extra else [])
-        raise VMemError(f"{where}: {'; '.join(problems)}. A question has exactly the keys "
+        raise QuizError(f"{where}: {'; '.join(problems)}. A question has exactly the keys "
                         f"{', '.join(FIELDS)}.")
     if not _text(entry["question"]):
-        raise VMemError(f"{where}: 'question' must be a non-empty string.")
+        raise QuizError(f"{where}: 'question' must be a non-empty string.")
     choices, why, answer = entry["choices"], entry["why"], entry["answer"]
     if not isinstance(choices, list) or len(choices) < 2 or not all(map(_text, choices)):
-        raise VMemError(f"{where}: 'choices' must be a list of at least 2 non-empty strings.")
+        raise QuizError(f"{where}: 'choices' must be a list of at least 2 non-empty strings.")
     if len(set(choices)) != len(choices):
-        raise VMemError(f"{where}: two choices have the same text; make every choice distinct.")
+        raise QuizError(f"{where}: two choices have the same text; make every choice distinct.")
     if isinstance(answer, bool) or not isinstance(answer, int) \
             or not 0 <= answer < len(choices):
-        raise VMemError(f"{where}: 'answer' must be the index of the right choice, from 0 to "
+        raise QuizError(f"{where}: 'answer' must be the index of the right choice, from 0 to "
                         f"{len(choices) - 1}, not {answer!r}.")
     if not isinstance(why, list) or len(why) != len(choices) or not all(map(_text, why)):
-        raise VMemError(f"{where}: 'why' must be a list of {len(choices)} non-empty strings, "
+        raise QuizError(f"{where}: 'why' must be a list of {len(choices)} non-empty strings, "
                         "one explanation per choice, in the same order.")
     return Question(notebook, number, entry["question"].strip(), tuple(choices), answer,
                     tuple(why))

@@ -132,8 +132,9 @@ class RecallStore:
             roles = [roles] if isinstance(roles, str) else list(roles)
             unknown = [role for role in roles if role not in ROLES]
             if unknown:
-                raise StoreError(f"unknown role(s) {unknown}; roles are "
-                                 f"{', '.join(SEARCHABLE_ROLES)}")
+                raise StoreError(f"unknown role(s) {unknown}; roles are {', '.join(ROLES)}, "
+                                 f"and only {' and '.join(SEARCHABLE_ROLES)} messages are "
+                                 "searchable")
             where.add(f"d.role IN ({', '.join('?' * len(roles))})", *roles)
         self._cache.refresh(self.conn)  # before the snapshot: see SearchCache.refresh
         with snapshot(self.conn):  # rank and load the same state of the file

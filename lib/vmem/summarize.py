@@ -28,7 +28,8 @@ class Summarizer(Protocol):
     counts as a failure: the context keeps the old summary and says so.
     """
 
-    def summarize(self, previous: str | None, evicted: Sequence[Message]) -> str: ...
+    def summarize(self, previous: str | None, evicted: Sequence[Message]) -> str:
+        """The new running summary: `previous` (None at first) updated with `evicted`."""
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -73,6 +74,7 @@ class ExtractiveSummarizer:
         self.words_per_message = words_per_message
 
     def summarize(self, previous: str | None, evicted: Sequence[Message]) -> str:
+        """Keep the highest-scoring sentences of the old summary and the evicted messages."""
         notes = [_Note(line, score_sentence(line.split(": ", 1)[-1]))
                  for line in (previous or "").splitlines() if line.strip()]
         notes += [self._note(message) for message in evicted

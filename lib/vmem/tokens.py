@@ -16,7 +16,8 @@ from typing import Protocol, runtime_checkable
 class Counter(Protocol):
     """Anything that can count the tokens of a text."""
 
-    def count(self, text: str) -> int: ...
+    def count(self, text: str) -> int:
+        """The number of tokens in `text`."""
 
 
 class ApproxCounter:
@@ -26,6 +27,7 @@ class ApproxCounter:
         self.ratio = ratio
 
     def count(self, text: str) -> int:
+        """ceil(words x ratio), 0 for text without words."""
         words = len(text.split())
         return math.ceil(words * self.ratio) if words else 0
 
@@ -82,6 +84,7 @@ class TiktokenCounter:
             ) from error
 
     def count(self, text: str) -> int:
+        """Exact tokens under the encoding (special-token text counted as plain text)."""
         return len(self._encoding.encode(text, disallowed_special=()))
 
     def __repr__(self) -> str:

@@ -26,7 +26,7 @@ from types import NoneType, UnionType
 from typing import Any, Literal
 
 from .clock import Clock, format_time, utc_now
-from .errors import VMemError
+from .errors import GuardRefusal, ToolArgumentError, VMemError
 from .guard import Guard, wrap_untrusted
 from .messages import Message, Page
 
@@ -57,18 +57,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATETIME = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?")
-
-
-class ToolArgumentError(VMemError):
-    """A tool was called with an argument it cannot use; nothing was changed."""
-
-    kind = "bad_arguments"
-
-
-class GuardRefusal(ToolArgumentError):
-    """Text the guard flagged as directive-shaped was refused for core memory."""
-
-    kind = "guard"
 
 
 @dataclass

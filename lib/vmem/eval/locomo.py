@@ -42,7 +42,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import VMemError
+from ..errors import DatasetError
 from ..messages import Message
 
 CATEGORY_NAMES: dict[int, str] = {
@@ -54,7 +54,6 @@ CATEGORY_NAMES: dict[int, str] = {
 }
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
-_DATE_KEY = re.compile(r"session_(\d+)_date_time")
 _EVIDENCE_ID = re.compile(r"D:?0*(\d+):0*(\d+)")
 _DATE_TEXT = re.compile(
     r"\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*", re.I)
@@ -173,12 +172,12 @@ def iter_locomo(path: str | Path) -> Iterator[Conversation]:
     """Like `load_locomo`, one conversation at a time."""
     path = Path(path)
     if not path.exists():
-        raise VMemError(
+        raise DatasetError(
             f"no LoCoMo file at {path}: download locomo10.json (see ../shared/data/README.md) "
             "and pass its path")
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, list):
-        raise VMemError(f"{path}: expected a JSON list of samples, got {type(data).__name__}")
+        raise DatasetError(f"{path}: expected a JSON list of samples, got {type(data).__name__}")
     for index, sample in enumerate(data):
         yield _conversation(sample, f"{path} sample {index}")
 
@@ -188,7 +187,7 @@ def _conversation(sample: dict[str, Any], where: str) -> Conversation:
         conv = sample["conversation"]
         speakers = tuple(conv[key] for key in ("speaker_a", "speaker_b") if key in conv)
     except (KeyError, TypeError) as exc:
-        raise VMemError(f"{where}: no 'conversation' object with speakers") from exc
+        raise DatasetError(f"{where}: no 'conversation' object with speakers") from exc
     conversation_id = str(sample.get("sample_id", where))
     numbers = sorted(int(m.group(1)) for key in conv if (m := _SESSION_KEY.fullmatch(key)))
     sessions = [_session(number, conv, where) for number in numbers]
@@ -218,7 +217,7 @@ def _session(number: int, conv: dict[str, Any], where: str) -> Session:
     session = Session(number, date_text, date)
     turns = conv[f"session_{number}"]
     if not isinstance(turns, list):
-        raise VMemError(f"{where}: session_{number} is not a list of turns")
+        raise DatasetError(f"{where}: session_{number} is not a list of turns")
     for index, turn in enumerate(turns):
         meta: dict[str, Any] = {"dia_id": _normal_id(turn["dia_id"])}
         if turn.get("blip_caption"):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 
-from ..errors import VMemError
+from ..errors import DatasetError
 
 OVERALL = "overall"
 
@@ -30,9 +30,9 @@ def recall_at_k(ranked: Sequence[str | Collection[str]], evidence: Collection[st
     """
     wanted = set(evidence)
     if not wanted:
-        raise VMemError("recall_at_k needs at least one evidence id; drop questions without any")
+        raise DatasetError("recall_at_k needs at least one evidence id; drop questions without any")
     if k < 1:
-        raise VMemError(f"k must be at least 1, got {k}")
+        raise DatasetError(f"k must be at least 1, got {k}")
     found: set[str] = set()
     for unit in ranked[:k]:
         found.update((unit,) if isinstance(unit, str) else unit)
@@ -43,7 +43,7 @@ def fraction_in(inside: Collection[int], evidence: Collection[int]) -> float:
     """Fraction of evidence positions that are among the positions `inside` a prompt."""
     wanted = set(evidence)
     if not wanted:
-        raise VMemError("fraction_in needs at least one evidence position")
+        raise DatasetError("fraction_in needs at least one evidence position")
     return len(wanted & set(inside)) / len(wanted)
 
 
