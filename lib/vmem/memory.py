@@ -18,7 +18,10 @@ or insert archival records, at any time: WAL lets readers run beside the writer.
 A scope (`{"user_id": "u1"}`) binds the whole agent to one user or agent: its messages,
 records, core memory and context state are kept apart from other scopes in the same file,
 and its stores count only its own rows, so its prompt never shows another scope's activity.
-Ranking statistics (document counts and frequencies) are shared by all scopes of a file,
+The tools and the context apply the scope for you. `memory.archival` and `memory.recall`
+are the file's stores, shared by every scope: when you call their `search`, `records`,
+`get`, `insert`, `delete` or `invalidate` yourself, pass `scope=memory.scope`. Ranking
+statistics (document counts and frequencies) are shared by all scopes of a file,
 so where that matters, use one file per user.
 """
 
