@@ -6,8 +6,9 @@ Each notebook runs top to bottom in a fresh kernel started in its own folder; a 
 fails without the `raises-exception` tag stops the run with an error (nothing is written
 for that notebook). Widget state is stripped from the metadata (GitHub refuses to render
 notebooks with partial widget state), widget views keep only their text form (a view
-names a random model id), and no timing metadata is recorded, so re-executing an
-unchanged notebook rewrites the same bytes.
+names a random model id), expected errors keep their last line only (no local paths),
+and no timing metadata is recorded, so re-executing an unchanged notebook rewrites the
+same bytes.
 """
 
 from __future__ import annotations
@@ -30,7 +31,18 @@ def execute_in_place(path: Path, timeout: float = TIMEOUT) -> None:
     execute(nb, path.resolve().parent, timeout, allow_errors=False)
     nb.metadata.pop("widgets", None)
     drop_widget_views(nb)
+    shorten_tracebacks(nb)
     nbformat.write(nb, path)
+
+
+def shorten_tracebacks(nb: nbformat.NotebookNode) -> None:
+    """Keep an expected error's last line only (`MatchError: ...`): the full traceback
+    names this machine's paths and the library's line numbers, which change with every
+    edit, and a learner running the cell sees the full one anyway."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", ()):
+            if output.get("output_type") == "error":
+                output["traceback"] = [f"{output['ename']}: {output['evalue']}"]
 
 
 def drop_widget_views(nb: nbformat.NotebookNode) -> None:
