@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vmem.archival import ArchivalStore
-from vmem.bm25 import BM25Index
+from vmem.bm25 import BM25Index, tokenize
 from vmem.clock import StepClock
-from vmem.store import transaction
+from vmem.store import FtsIndex, SearchCache, Where, connect, transaction
 
 VOCAB = [f"w{i}" for i in range(30)]
 ZIPF = [word for i, word in enumerate(VOCAB) for _ in range(max(1, 30 // (i + 1)))]
@@ -164,3 +164,73 @@ def test_a_row_with_one_frequent_word_beats_rows_with_more_words():
     for top_k in (1, 2, 3):
         mirror.check("alpha beta gamma", top_k=top_k)
     assert mirror.store.search("alpha beta gamma", top_k=1).ids == [short]
+
+
+def _cache_search(cache, conn, query, top_k=5):
+    total, rows, _ = cache.search(conn, tokenize(query), Where(), top_k, 0)
+    return total, rows
+
+
+def test_common_words_stay_exact_for_rowids_no_bitmask_can_hold():
+    # Common words are counted as bitmasks over rowids; a rowid far beyond the others
+    # (or below zero: recall storage takes explicit message ids) must not make the cache
+    # allocate a mask that large, nor change the ranking or the count.
+    conn = connect()
+    index = FtsIndex("archival_fts", "archival")
+    cache, reference = SearchCache(index), BM25Index(idf="fts5")
+    texts = {rowid: f"w0 w{rowid % 7} w{rowid % 3}" for rowid in range(1, 200)}
+
+    def add(rowid: int, text: str) -> None:
+        with cache.writing(conn) as changes:
+            changes.append((rowid, index.add(conn, rowid, text), 1))
+        reference.add(rowid, text)
+        texts[rowid] = text
+
+    for rowid, text in list(texts.items()):
+        add(rowid, text)
+
+    def check(query: str) -> None:
+        terms = set(tokenize(query))
+        total, rows = _cache_search(cache, conn, query)
+        assert total == sum(1 for text in texts.values() if terms & set(text.split()))
+        expected = reference.search(query, k=5)
+        assert [rowid for rowid, _ in rows] == [rowid for rowid, _ in expected]
+        assert [score for _, score in rows] == pytest.approx([s for _, s in expected],
+                                                              rel=1e-12)
+
+    check("w0 w1 w5")  # loads the postings: w0 is in every row, so it gets a mask
+    add(10**15, "w0 w1 w1 w1")
+    add(-3, "w0 w5 w5")
+    check("w0 w1 w5")
+    with cache.writing(conn) as changes:
+        changes.append((10**15, index.remove(conn, 10**15), -1))
+    reference.remove(10**15)
+    del texts[10**15]
+    check("w0 w1 w5 w2")
+
+
+def test_the_lengths_table_follows_the_index_through_writes(tmp_path):
+    # The cache reads document lengths from archival_lengths instead of the texts.
+    store = ArchivalStore(tmp_path / "a.db")
+    ids = [store.insert(text) for text in ["alpha beta gamma, Ünïcode", "two", "Alpha!"]]
+    store.delete(ids[1])
+    with pytest.raises(RuntimeError), transaction(store.conn):
+        store.insert("rolled back words")
+        raise RuntimeError("roll back")
+    lengths = dict(store.conn.execute("SELECT id, length FROM archival_lengths"))
+    assert lengths == {record.id: len(tokenize(record.text))
+                       for record in store.records(include_invalid=True)}
+    assert lengths == {ids[0]: 4, ids[2]: 1}
+    # another connection (cold cache) ranks by them: the shorter record first
+    assert ArchivalStore(tmp_path / "a.db").search("alpha two").ids == [ids[2], ids[0]]
+
+
+def test_deletes_after_searches_leave_counts_and_ranking_exact():
+    # The cached postings (and the common words' bitmasks) must drop a deleted row.
+    mirror = Mirror(ArchivalStore())
+    ids = [mirror.insert(f"common w{i % 4}" + " common" * (i % 3)) for i in range(40)]
+    mirror.check("common w1")  # fills the cache
+    for record_id in ids[::3]:
+        mirror.delete(record_id)
+        mirror.check("common w1")
+        mirror.check("w1 w2 common", page=1)
