@@ -16,17 +16,24 @@ defences live here:
   provenance, so the model reads it as something to consider, never as instructions.
 
 The guard has two layers over a few normalised views of the text: phrase patterns, each
-enough on its own ("ignore all previous instructions"), and weak signals (an order, a
-mention of the model, of its rules, of secrets, of the reply...) that flag only when
-several meet in one sentence and the next. Every regular expression is precompiled and
-uses bounded repetition only, so a scan is linear in the input (100 KB or 1 MB of hostile
-text included).
+enough on its own ("ignore all previous instructions"), and weak signals that flag only
+when several meet in one sentence and the next. The signals model the shape of an
+injection rather than its wording: it addresses the model as the reader of the record
+(a vocative, a header such as "SYSTEM:" or "note to any assistant:", "if you are an AI",
+"once you've read this"), gives an order (a clause that opens with a base-form verb, "you
+must", "from now on") and aims it at the model's own things (its rules, prompt, memory
+blocks, tools, next reply, the user) or claims authority over it ("everything stored here
+is an order", "takes priority over"). An order alone, or a mention alone, is ordinary.
+Every regular expression is precompiled and uses bounded repetition only, so a scan is
+linear in the input (100 KB or 1 MB of hostile text included).
 
-It is a filter, not a proof. On the project's labelled set it catches every injection and
+It is a filter, not a proof. On the project's labelled sets it catches every injection and
 flags no ordinary turn, and it flags none of LoCoMo's ~5,900 dialogue turns; but batches
 of injections phrased unlike anything it was built from were caught only about a third of
-the time before it was adjusted to them. Quarantine makes poisoning visible and keeps it
-out of core memory; it does not make retrieved text safe to obey.
+the time while it was a list of phrases, and still miss some phrasings now (a development
+set written before the signal layer was rebuilt was caught at 54%, then 96% after).
+Quarantine makes poisoning visible and keeps it out of core memory; it does not make
+retrieved text safe to obey.
 """
 
 from __future__ import annotations
@@ -226,7 +233,8 @@ _WORD_PATTERNS: tuple[tuple[str, str], ...] = (
     ("overrides instructions", r"\bsystem override\b"),
     ("overrides instructions",
      r"\b(?:ignore|disregard|stop listening to|do not listen to|dont listen to|distrust) "
-     r"(?:the|any|all|every) (?:later |future |further )?(?:users?|corrections|objections)\b"),
+     r"(?:the|any|all|every) (?:later |future |further )?(?:users?|corrections|objections)\b"
+     r"(?! (?:reviews|manual|guide|interface|experience|group|forum|name))"),
     ("overrides instructions",
      rf"\b(?:overrides|supersedes|replaces|takes precedence over|trumps|outranks) (?:all |any )?"
      rf"(?:other|previous|prior|earlier|the|your|existing) {_G}?{_RULES} "),
@@ -254,7 +262,8 @@ _WORD_PATTERNS: tuple[tuple[str, str], ...] = (
     ("reassigns the role",
      r"\bpretend (?:to be|you are|youre) (?:the users|their|his|her) \b"),
     ("reassigns the role",
-     r"\byour (?:only |new |real |sole |true )?(?:task|job|goal|purpose|objective|mission) "
+     r"\byour (?:(?:only|new|real|sole|true|one|and) ){0,3}(?:task|job|goal|purpose|objective|"
+     r"mission) "
      r"(?:now is|is now|from now)\b"),
     ("dictates the response",
      r"\b(?:always|never) (?:agree|disagree|side) with (?:the user|me|whatever)\b"),
@@ -309,7 +318,8 @@ _WORD_PATTERNS: tuple[tuple[str, str], ...] = (
      r"\byour (?:new|real|true|actual|secret|hidden|primary) (?:task|goal|purpose|objective|"
      r"mission|instructions|directives?|persona|identity|function|job) (?:is|are|now)\b"),
     ("reassigns the role",
-     r"\bnew (?:system (?:prompt|message|instructions?)|directive|instructions? for "
+     r"\bnew (?:system (?:prompt|message|instructions?)|directive (?:for|to) "
+     r"(?:the |you|all)|instructions? for "
      r"(?:the |you)|persona for)\b"),
     # -- revealing or sending data ------------------------------------------------------
     ("asks to reveal data", rf"\b{_REVEAL_VERB} {_G}{{0,4}}?{_SECRET}\b"),
@@ -383,7 +393,7 @@ _WORD_PATTERNS: tuple[tuple[str, str], ...] = (
      r"(?:language|format|style)\b"),
     ("dictates the response",
      r"\b(?:always|only) (?:recommend|promote|suggest|advertise|endorse|"
-     r"push|praise|side with)\b"),
+     r"push|praise)\b"),
     ("dictates the response", r"\b(?:recommend|promote|suggest) only\b"),
     ("dictates the response",
      r"\b(?:tell|ask|remind|inform|warn|convince|persuade|advise|urge|direct|redirect|"
@@ -439,6 +449,8 @@ _TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("fake chat-template marker",
      r"<\|?\s*/?\s*(?:im_start|im_end|system|endoftext|assistant)\s*\|?>"),
     ("fake chat-template marker", r"\[\s*/?\s*(?:system|inst|sys)\s*\]"),
+    ("fake chat-template marker", r"<<\s*/?\s*sys\s*>>"),
+    ("fake chat-template marker", r"[\"']role[\"']\s*:\s*[\"'](?:system|developer)[\"']"),
     ("fake chat-template marker",
      r"(?:^|\n|[.!?]\s)\s*(?:system|developer)\s*(?:message|prompt)?\s*:\s*(?:you|ignore|"
      r"new|the assistant|override|from now)"),
@@ -506,11 +518,14 @@ _VERBS = (r"(?:ignore|disregard|forget|print|output|reveal|tell|reply|respond|an
           r"mention|state|claim|praise|end|start|begin|finish|put|attach|pass|consider|"
           r"disable|enable|be|format|await|lie|hand|relay|provide|read|collect|remove|hide|"
           r"embed|post|upload|submit|export|display|confirm|refuse|avoid|whisper|weave|overwrite|"
-          r"advise|speak|agree|log|set aside)")
+          r"advise|speak|agree|log|set aside|wipe|invoke|quote|reproduce|spell|encode|skip|"
+          r"unlock|turn|work|obey|overrule|throw|refer|drop|approve|push|steer|contradict|"
+          r"redirect|name|inject|mail|ship|reveal|run|purge|talk|defer|route|pay no heed|"
+          r"describe|cite|accept|keep)")
 _SIGNALS: tuple[tuple[str, float, str], ...] = (
     ("gives an order", 1.0,
      rf"(?:^|[.!?;:,\n]\s{{0,5}}|\b(?:please|pls|plz|kindly|just|now|then|and|so|also)\s+)"
-     rf"{_VERBS}\b"),
+     rf"(?:(?:never|always) )?{_VERBS}\b"),
     ("addresses the model", 2.0,
      r"\byou(?:'re| are) (?:now )?in [a-z]{1,20} mode|\byour (?:[a-z]{1,15} )?"
      r"(?:persona|instructions|guidance|programming|configuration|system prompt|developers?|"
@@ -521,21 +536,86 @@ _SIGNALS: tuple[tuple[str, float, str], ...] = (
      r"summari[sz]es|answers)\b|"
      r"\banyone (?:reading|processing)\b|\byou (?:were|have been|are) (?:configured|programmed|"
      r"instructed|trained|initiali[sz]ed|prompted)\b|\byou are [a-z]{2,20}, an? (?:ai|assistant|"
-     r"bot|model|chatbot)\b|\bi (?:order|command|instruct) you\b"),
+     r"bot|model|chatbot)\b|\bi (?:order|command|instruct) you\b|"
+     # a header that names the model: "assistant override code 7741:", "ai agents:",
+     # "note to any automated assistant:", "instructions for the ai summarizer:"
+     r"(?:^|[.!?\n]\s{0,5})(?:[a-z]{1,15} ){0,5}(?:ai|assistant|bot|chatbot|llm|model|"
+     r"gpt)s?(?: [a-z0-9]{1,15}){0,3}(?=\s{0,3}:)|"
+     # a fake role header: "SYSTEM: ...", "operator note: ..."
+     r"(?:^|[.!?\n]\s{0,5})(?:system|operator|developer)(?: note| message| notice)?"
+     r"(?: ?\([a-z ]{1,20}\))?(?=\s{0,3}:)|"
+     r"\bif you(?:'re| are) an? (?:[a-z]{1,15} )?(?:ai|assistant|language model|llm|bot|"
+     r"chatbot|agent|model)\b|"
+     r"\b(?:ai|assistant|model|bot|chatbot|llm|agent)s? (?:that |which |who )?(?:reads?|reading|"
+     r"retrieves?|retrieving|processes|processing|sees|summari[sz]ing) (?:this|these|the)\b|"
+     r"\b(?:assistant|model|ai|agent|bot|chatbot)s? (?:is|are) (?:hereby |now )?(?:instructed|"
+     r"required|ordered|permitted|allowed|authori[sz]ed|directed|expected)\b|"
+     r"\b(?:it is|its|it's) now your (?:job|task|duty|role|purpose)\b|"
+     # the reader of this record is the model
+     r"\b(?:once|after|when|as soon as) you(?:'ve| have)? (?:read|seen|retrieved|processed) "
+     r"(?:this|these)(?=\s{0,3}[,.:;!]| (?:note|record|memory|entry|message|text))|"
+     r"\bafter reading this(?=\s{0,3}[,.:;!]| (?:note|record|memory|entry|message|text))"),
+    ("assigns the model a role", 1.5,
+     r"\byou(?:'re| are) (?:now )?(?:called |named )?[a-z]{2,20}gpt\b|"
+     r"\byou(?:'re| are) (?:now )?an? (?:[a-z]{1,15} ){0,3}(?:ai|assistant|language model|"
+     r"llm|chatbot|bot|model|agent)\b|\b(?:refer to|call|describe) yourself as\b|"
+     r"\byour (?:[a-z]{1,15} ){0,3}(?:purpose|task|job|mission|role|function|objective) "
+     r"(?:is now|now is|from now)\b|\bact like an? (?:[a-z]{1,15} ){0,2}(?:ai|assistant|"
+     r"chatbot|bot|model|llm|terminal|shell|console)\b"),
+    ("names the model's own rules or data", 1.5,
+     r"\byour (?:[a-z]{1,15} ){0,2}(?:setup|moderation|refusals|(?:internal|hidden|system) "
+     r"settings|preamble|restrictions|constraints|safety (?:rules|settings|filters?|checks?))\b|"
+     r"\byour (?:prior|previous|earlier|original|initial|old) (?:directions|rules|orders)\b|"
+     r"\b(?:hidden|initial|original|startup|system) (?:preamble|prompt|setup)\b|"
+     r"\b(?:guidance|instructions|rules|directions|prompt|setup) you (?:were (?:given|told|"
+     r"started|set up)|have been (?:given|told)|got|operate|follow|run)\b|"
+     r"\b(?:set you up|configured you|you were started "
+     r"with)\b|\b(?:tools?|functions?) you (?:can|could|are able to|have)\b|"
+     r"\b(?:secrets|keys|passwords|data|records) you(?:'re| are)? (?:holding|keeping|storing|"
+     r"have stored)\b|\b(?:everything|anything|all) (?:you have )?stored about\b|"
+     r"\b(?:messages|history|transcript|log) (?:of|from|in) (?:this|the) (?:chat|conversation|"
+     r"session)\b|\b(?:each|every|new|next|all) (?:new )?user messages?\b|"
+     r"\b(?:core|archival|recall|long term) (?:memory|record|records|search|store)\b|"
+     r"\b(?:human|persona) block\b|\bmemory (?:entries|records|store)\b|"
+     r"\bretrieved (?:memories|notes|records|text)\b|\bcontext window\b|"
+     r"\b(?:first|previous|last) user message\b|\brefusals\b|/etc/(?:passwd|shadow)\b|"
+     r"\broot access\b|\b(?:phishing|scam) (?:emails?|messages?|sites?|pages?|links?)\b|"
+     r"\bcontent (?:rules|filters?|polic(?:y|ies))\b|\bsafety (?:layer|review|filters?|"
+     r"checks?|rules)\b|\bcontent moderation\b|\bwhat you know about the user\b"),
+    ("claims authority over the model", 1.5,
+     r"\b(?:is|are) (?:an? )?(?:orders?|commands?|binding|mandatory)\b|\boutranks?\b|"
+     r"\btakes? (?:priority|precedence) over\b|\b(?:higher|top|highest) priority than\b|"
+     r"\bsupersedes?\b|\bbinding on\b|\boverrides? (?:anything|everything|whatever|all|any)\b|"
+     r"\b(?:permanent|standing) (?:rule|order)\b|"
+     r"\bremember (?:this )?permanently\b"),
+    ("orders it about the user", 1.5,
+     rf"(?:^|[.!?;:,\n]\s{{0,5}}|\b(?:please|and|then|just)\s+){_VERBS} (?:what |whatever )?"
+     r"(?:the|this|that) (?:users?|human|person typing)\b(?! (?:resources|reviews|manual|"
+     r"guide|interface|experience|group|forum|base|account|name))"),
+    ("names an encoding", 1.5,
+     r"\b(?:as|in|into|to) (?:hex|hexadecimal|base ?64|binary|rot ?13|morse(?: code)?|"
+     r"leetspeak)\b"),
     ("mentions an AI", 1.0,
      r"\b(?:the|an|this) (?:ai|bot|assistant|chatbot|llm|language model|model)\b|"
      r"\b(?:openai|anthropic|chatgpt|llm|[a-z]{2,20}gpt)\b"),
     ("tells someone what to do", 1.0,
      r"\b(?:wants|want|needs|need|expects) you to\b|\byou (?:must|are to|are required to|"
      r"will now|shall|should|are permitted to|are allowed to|may now|can now)\b|"
-     r"\b(?:the )?(?:model|assistant|ai|bot) (?:must|should|shall|will|is to)\b"),
+     r"\b(?:the )?(?:model|assistant|ai|bot) (?:must|should|shall|will|is to)\b|"
+     r"\byou may (?!want|need|have|be|not|like|find|know|remember)|\byou can (?:now |freely )?"
+     r"(?:stop|ignore|skip|drop|share|reveal|disregard|bypass|forget)\b|\b(?:must|should|shall) "
+     r"(?:always |now |never |immediately )?(?:run|execute|reveal|send|forward|obey|ignore|follow|"
+     r"include|mention|recommend|answer|reply|respond|output|print|call|comply|approve|push|"
+     r"open|start|begin|end|contain|say)\b|\bcontains? the (?:phrase|word|line|link|text)\b"),
     ("talks about the user", 1.0,
-     r"\bthe (?:real |actual )?users?\b|\ball users\b|\b(?:the )?users?'s?\b"),
+     r"\bthe (?:real |actual )?users?\b|\ball users\b|\b(?:the )?users?'s?\b|"
+     r"\bthe (?:human|person typing|operator)\b"),
     ("refers to itself", 1.0,
-     r"\bthis (?:note|text|memory|record|document|instruction)\b"),
+     r"\b(?:this|these) (?:(?:stored|saved) )?(?:notes?|text|memory|records?|document|"
+     r"instructions?|entry|entries)\b|\b(?:stored|saved|written) here\b"),
     ("labels a directive", 1.0,
      r"(?:^|[.!?\n]\s{0,5})(?:[a-z]{1,15} ){0,3}(?:notice|task|update|order|directive|"
-     r"instruction|command|override|alert|personality|persona|mode)\s{0,3}:"),
+     r"instruction|command|override|alert|personality|persona|mode|rule|policy)\s{0,3}:"),
     ("talks about rules", 1.0,
      r"\b(?:instructions?|guidance|polic(?:y|ies)|rules|guidelines|persona|personality|"
      r"system prompt|configuration|[a-z]{1,20} mode|directives?|priority task|safety|warnings|"
@@ -543,7 +623,11 @@ _SIGNALS: tuple[tuple[str, float, str], ...] = (
      r"(?:system|admin|developer|priority) message|(?:human|persona|memory) block|"
      r"operators?)\b"),
     ("declares rules void", 1.0,
-     r"\b(?:void|revoked|fake|no longer|outdated|obsolete|invalid|cancell?ed|cancels|"
+     r"\b(?:void|revoked|fake|no longer|outdated|obsolete|invalid|cancell?ed|cancels|expired|"
+     r"lifted|suspended|withdrawn|rescinded|retracted|(?:do|does)(?: not|n'?t) bind|"
+     r"unmonitored|off the record|"
+     r"(?:zero|no|without(?: any)?) (?:filters|restrictions|rules|limits|guardrails|warnings|"
+     r"disclaimers|censorship|caveats)|"
      r"(?:do|does)n'?t apply|not apply|null|came before)\b"),
     ("controls the reply", 1.5,
      r"\b(?:your next (?:message|reply|answer|response)|(?:in|of|to) your (?:[a-z]{1,15} ){0,2}"
@@ -554,22 +638,45 @@ _SIGNALS: tuple[tuple[str, float, str], ...] = (
      r"answers|responses)|(?:reply|answer|respond) that\b|before you (?:answer|reply|respond)|"
      r"when (?:you )?summari[sz](?:e|ing)|always state|(?:reply|respond|answer) (?:w/|with "
      r"(?:only|just|the word|nothing but|a single)\b)|output the word|"
-     r"if (?:anyone|someone|somebody) asks you)"),
+     r"if (?:anyone|someone|somebody) asks you|into your (?:[a-z]{1,15} ){0,2}(?:reply|answer|"
+     r"response|output)\b|whatever you (?:write|say|produce|generate|output|reply|answer) next|"
+     r"\bthe next (?:thing|text|message|reply|answer|response|output) you\b|"
+     r"\b(?:any|all|every|each) (?:text|thing|answer|reply|response|output|code|message)s? you "
+     r"(?:generate|produce|output|return)\b|\b(?:each|every) time you (?:answer|reply|respond)\b|"
+     r"\bwhenever you (?:answer|reply|respond|produce|generate|output)\b|"
+     r"\b(?:answers|replies|responses|outputs?) (?:produced|generated|written) (?:from|after|"
+     r"using)\b|nothing but the word|\bin future (?:messages|requests|turns|conversations)|"
+     r"\bgets? the (?:answer|reply|response)\b|\b(?:answers?|replies|responds?) (?:to )?(?:all|"
+     r"every|any) (?:[a-z]{1,15} )?(?:questions?|requests?|messages?) with\b|"
+     r"\bwhen (?:generating|writing|producing) "
+     r"(?:code|answers|replies|responses|summaries)\b|"
+     r"\b(?:any|all|every|each) (?:summary|summaries) you (?:write|produce|generate|give)\b)"),
     ("asks for secrecy", 1.5,
      r"\b(?:quietly|secretly|silently|covertly|(?:do not|don'?t|never) (?:disclose|reveal|"
      r"mention (?:this|that you|it to the user)|let the user know)|without (?:telling|"
      r"mentioning|letting) (?:the user|them)|hide (?:this|it) from|nobody needs to know|"
-     r"was requested)\b"),
+     r"was requested|"
+     r"(?:users?|the user|they) (?:don'?t|do not|doesn'?t|does not) need to know)\b"),
     ("mentions private data", 1.0,
      r"\b(?:passwords?|pin|passcode|tokens?|credentials|api keys?|configuration values|admin|"
      r"private keys?|ssn|card numbers?|phone numbers|home address|maiden name|bank details|"
-     r"private messages|user notes|stored notes|(?:stored|saved) memories|"
+     r"private (?:messages|records)|user notes|stored notes|(?:stored|saved) memories|"
      r"(?:hidden|secret) (?:text|prompt|preamble|message|instructions))\b"),
     ("names an outside address", 1.0, r"https?://|\bwww\.|[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,}"),
-    ("sets a trigger", 1.0,
+    ("sets a standing rule", 1.0,
+     r"\bfrom (?:now on|today|here on|this (?:point|moment|message) (?:on|forward))\b|"
+     r"\bhenceforth\b|\buntil (?:told|instructed) otherwise\b"),
+    ("sets a trigger", 1.5,
      r"\b(?:the )?next time (?:anyone|someone|somebody|the user|a user) (?:says|asks|mentions|"
-     r"types|writes)\b"),
+     r"types|writes)\b|\b(?:when|whenever|if) (?:someone|anyone|somebody) asks (?:who|what|"
+     r"about|for|you)\b|\b(?:whenever|when|if) asked\b|"
+     r"\b(?:everyone|anyone|anybody|whoever) (?:who )?asks\b|\bwhen (?:the person|they) asks?\b"),
     ("demands compliance", 1.0, r"\b(?:comply|obey|compliance|do as (?:i|this note) says?)\b"),
+    ("asks to lie", 1.5,
+     r"\beven though (?:it|that|they|he|she) (?:wasn'?t|isn'?t|didn'?t|was not|is not)\b|"
+     r"\bno matter what the (?:sources|facts|evidence|data) say\b|"
+     r"(?:^|[.!?;:,\n]\s{0,5})(?:say|tell|claim|insist|state|answer|reply)\b[^.!?\n]{0,80}"
+     r"\beven (?:though|if) (?:it|that)(?: is| was| did|'?s)?(?:n'?t| not| false| untrue)\b"),
     ("asks to deceive", 1.0,
      r"\blie\b|\beven if (?:it|that) (?:is|isn'?t|didn'?t|wasn'?t)\b|\bregardless of\b|"
      r"\bwhether (?:or not )?(?:it'?s|it is) true\b|\bstop being (?:helpful|honest|polite|safe)\b"),
@@ -579,6 +686,7 @@ _SENTENCE_END = re.compile(r"[.!?\n]+")
 _COMPILED_SIGNALS = tuple((name, weight, re.compile(rx)) for name, weight, rx in
                           sorted(_SIGNALS, key=lambda signal: -signal[1]))
 _COMBINED = "directive signals together"
+_ORDER = "gives an order"
 
 
 def _combined_signals(view: str, threshold: float) -> str | None:
@@ -596,11 +704,12 @@ def _combined_signals(view: str, threshold: float) -> str | None:
             index = bisect.bisect_right(ends, match.start())
             names = by_sentence.setdefault(index, {})
             taken = spans.setdefault(index, [])
-            if name in names or any(start < match.end() and match.start() < end
-                                    for start, end in taken):
+            if name in names or (name != _ORDER and any(
+                    start < match.end() and match.start() < end for start, end in taken)):
                 continue
             names[name] = match.group().strip(" .!?;:,\n")
-            taken.append(match.span())
+            if name != _ORDER:
+                taken.append(match.span())
     weights = {name: weight for name, weight, _regex in _COMPILED_SIGNALS}
     for index in sorted(by_sentence):
         window = {**by_sentence.get(index + 1, {}), **by_sentence[index]}
