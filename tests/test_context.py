@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from summarizers import Boom, Silent  # pytest puts tests/ on sys.path
 from vmem.context import MainContext
 from vmem.core import CoreMemory
 from vmem.errors import ContextOverflowError
@@ -59,16 +60,6 @@ def ids(messages) -> list[int]:
 
 def kinds(ctx: MainContext) -> list[str]:
     return [event.kind for event in ctx.events]
-
-
-class Boom:
-    def summarize(self, previous, evicted):
-        raise RuntimeError("model offline")
-
-
-class Silent:
-    def summarize(self, previous, evicted):
-        return "   "
 
 
 # -- layout and counting ---------------------------------------------------------------
