@@ -772,6 +772,8 @@ class Guard:
         """Scan `text`; flagged when any pattern matches any view of it."""
         found: dict[str, str] = {}
         self._scan(text, "", self.decode_depth, found)
+        if len(found) > 1:  # a named pattern says it better than the signals behind it
+            found.pop(_COMBINED, None)
         reasons = tuple(f"{kind}: {evidence}" for kind, evidence in found.items())
         return Verdict(bool(reasons), reasons)
 
