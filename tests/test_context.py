@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
-from summarizers import Boom, Silent  # pytest puts tests/ on sys.path
+from context_helpers import Boom, Silent, approx, prompt_tokens  # pytest puts tests/ on sys.path
 from vmem.context import MainContext
 from vmem.core import CoreMemory
 from vmem.errors import ContextOverflowError
@@ -22,21 +21,6 @@ TOOLS = [{"type": "function", "function": {
 
 def words(count: int, tag: str = "w") -> str:
     return " ".join(f"{tag}{index}" for index in range(count))
-
-
-def approx(text: str) -> int:
-    """The lesson's rule, written out independently: ceil(words x 1.3)."""
-    return math.ceil(len(text.split()) * 1.3)
-
-
-def prompt_tokens(rendered: list[dict]) -> int:
-    total = 0
-    for chat in rendered:
-        parts = [chat["role"], chat.get("name"), chat["content"], chat.get("tool_call_id")]
-        for call in chat.get("tool_calls") or ():
-            parts += [call["function"]["name"], call["function"]["arguments"]]
-        total += approx(" ".join(part for part in parts if part))
-    return total
 
 
 def call(call_id: str, name: str = "archival_memory_search") -> dict:

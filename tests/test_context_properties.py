@@ -7,14 +7,13 @@ conversation tried (the `messages stored` target).
 from __future__ import annotations
 
 import json
-import math
 import random
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings, target
 from hypothesis import strategies as st
 
-from summarizers import Boom, Silent  # pytest puts tests/ on sys.path
+from context_helpers import Boom, Silent, approx, prompt_tokens  # pytest puts tests/ on sys.path
 from vmem.clock import StepClock
 from vmem.context import MainContext
 from vmem.core import Block, CoreMemory
@@ -53,20 +52,6 @@ class Flaky:
 
 SUMMARIZERS = {"extractive": ExtractiveSummarizer, "boom": Boom, "silent": Silent,
                "flaky": Flaky}
-
-
-def approx(text: str) -> int:
-    return math.ceil(len(text.split()) * 1.3)
-
-
-def prompt_tokens(rendered: list[dict], tools: list[dict]) -> int:
-    total = approx(json.dumps(tools)) if tools else 0
-    for chat in rendered:
-        parts = [chat["role"], chat.get("name"), chat["content"], chat.get("tool_call_id")]
-        for call in chat.get("tool_calls") or ():
-            parts += [call["function"]["name"], call["function"]["arguments"]]
-        total += approx(" ".join(part for part in parts if part))
-    return total
 
 
 def messages_for(step: tuple, number: int) -> list[Message]:
