@@ -275,8 +275,8 @@ class CoreMemory:
             raise BlockLimitError(
                 f"block {block.label!r} would hold {len(new_value)} characters, over its limit "
                 f"of {block.limit} by {overflow} (it holds {block.chars} now). Condense it "
-                "first with replace or rethink, or move detail to archival memory and keep "
-                "a short note here")
+                "first with replace, or move detail to archival memory and keep a short note "
+                "here.")
         time = ensure_utc(self._clock())
         before = (block.value, block.version, list(block.history))
         block.version += 1
