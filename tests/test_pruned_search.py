@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from vmem.archival import ArchivalStore
 from vmem.bm25 import BM25Index, tokenize
 from vmem.clock import StepClock
-from vmem.store import FtsIndex, SearchCache, Where, connect, transaction
+from vmem.search import FtsIndex, SearchCache, Where
+from vmem.store import connect, transaction
 
 VOCAB = [f"w{i}" for i in range(30)]
 ZIPF = [word for i, word in enumerate(VOCAB) for _ in range(max(1, 30 // (i + 1)))]

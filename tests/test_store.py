@@ -11,11 +11,11 @@ from vmem import store
 from vmem.archival import ArchivalStore
 from vmem.errors import InputTooLargeError, StoreError, StoreFormatError
 from vmem.recall import RecallStore
+from vmem.search import FtsIndex
 from vmem.store import (
     APPLICATION_ID,
     MAX_PAGE_SIZE,
     SCHEMA_VERSION,
-    FtsIndex,
     check_paging,
     check_size,
     connect,

@@ -20,19 +20,16 @@ from datetime import datetime
 from .clock import Clock, utc_now
 from .errors import InputTooLargeError, StoreError
 from .messages import SOURCES, Page, Record
+from .search import FtsIndex, SearchCache, Where, search_page
 from .store import (
     MAX_RECORD_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
-    FtsIndex,
-    SearchCache,
-    Where,
     check_paging,
     check_scope,
     check_size,
     connect,
     from_json,
-    search_page,
     snapshot,
     time_from_db,
     time_to_db,

@@ -8,7 +8,7 @@ common words appear in them as in real questions.
 Engines, all given the same terms (`vmem.bm25.tokenize`):
 
 - `ArchivalStore`: SQLite + FTS5, file-backed in a temporary folder (WAL,
-  synchronous=NORMAL), exact pruned top-k (`vmem.store.SearchCache`); records are
+  synchronous=NORMAL), exact pruned top-k (`vmem.search.SearchCache`); records are
   inserted in one transaction.
 - `BM25Index`: the pure-Python index from `vmem.bm25`.
 - `rank-bm25` (`BM25Okapi`) and `bm25s`: optional (`pip install rank-bm25 bm25s`); a

@@ -18,7 +18,7 @@ The three IDF variants (N documents, n of them contain the term):
   term in exactly half the documents gets idf 0 and adds nothing, and when the mean IDF is
   itself negative the "floor" is negative too, so a match can lower a score.
 - ``"fts5"``: the same ratio as okapi, but values at or below zero become 1e-6, as SQLite
-  FTS5's `bm25()` computes it (see `vmem.store` for the rest of FTS5's formula).
+  FTS5's `bm25()` computes it (see `vmem.search` for the rest of FTS5's formula).
 """
 
 from __future__ import annotations

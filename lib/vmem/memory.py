@@ -42,7 +42,8 @@ from .context import MainContext
 from .core import Block, CoreMemory
 from .errors import AgentLockedError, StoreError, StoreFormatError
 from .recall import RecallStore
-from .store import Where, check_scope, connect, from_json, time_to_db, to_json, transaction
+from .search import Where
+from .store import check_scope, connect, from_json, time_to_db, to_json, transaction
 from .summarize import Summarizer
 from .tokens import Counter
 

@@ -3,7 +3,7 @@
 Eviction only removes messages from the prompt; they stay here, searchable, so nothing
 is ever lost. Messages keep every field (name, session, turn, tool calls, meta) and come
 back exactly as they went in. Search ranks with BM25 through the same SQLite/FTS5 path
-as archival storage (`vmem.store`); only user and assistant messages are indexed, since
+as archival storage (`vmem.search`); only user and assistant messages are indexed, since
 tool results and system notices (such as memory-pressure warnings) are never worth
 paging back in.
 """
@@ -18,17 +18,14 @@ from datetime import datetime
 from .clock import Clock, utc_now
 from .errors import StoreError
 from .messages import ROLES, Message, Page
+from .search import FtsIndex, SearchCache, Where, search_page
 from .store import (
     MAX_MESSAGE_CHARS,
-    FtsIndex,
-    SearchCache,
-    Where,
     check_paging,
     check_scope,
     check_size,
     connect,
     from_json,
-    search_page,
     snapshot,
     time_from_db,
     time_to_db,
