@@ -23,7 +23,7 @@ lab: setup
 	$(BIN)/jupyter lab notebooks/00_start_here.ipynb
 
 lint: setup
-	$(BIN)/ruff check lib tests scripts
+	$(BIN)/ruff check lib tests scripts benchmarks
 
 unit: setup
 	$(BIN)/python -m pytest -q -m "not slow"
@@ -37,7 +37,7 @@ test: lint
 	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb)
 
 browser: setup
-	$(BIN)/python -m pytest -q -m browser tests/browser
+	$(BIN)/python -m pytest -q -m browser tests/viz/browser
 
 demo: setup
 	$(BIN)/python -m vmem demo
@@ -59,7 +59,7 @@ release: setup
 	$(BIN)/python scripts/release.py "$(DEST)"
 
 bench: setup
-	$(BIN)/python -m vmem.bench archival
+	$(BIN)/python benchmarks/archival.py archival
 
 eval: setup
 	$(BIN)/python -m vmem eval synthetic --tokens 100000
@@ -67,7 +67,7 @@ eval: setup
 	else echo "LoCoMo not found at $(LOCOMO): skipped (see README)"; fi
 
 fuzz: setup
-	$(BIN)/python -m pytest -q -m slow tests/test_tools_fuzz.py
+	$(BIN)/python -m pytest -q -m slow tests/lib/test_tools_fuzz.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache .hypothesis

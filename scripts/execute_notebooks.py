@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-from vmem.classroom import execute
+from vmem.course.classroom import execute
 
 TIMEOUT = 600  # seconds per notebook
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

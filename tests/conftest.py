@@ -1,7 +1,9 @@
-"""Shared fixtures: a deterministic clock and the path to the shared real data."""
+"""Shared fixtures: a deterministic clock and the path to the shared real data; puts
+tests/helpers on sys.path."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,10 @@ from vmem.clock import StepClock
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 LOCOMO_PATH = SHARED_DATA / "locomo" / "locomo10.json"
+
+# test helpers (fake servers, child processes, context helpers) are imported by name
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
+sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))  # the benchmark scripts, outside the library
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
     demo   the lesson's scripted agent, one line per step (--budget N, --db PATH)
     chat   talk to an agent: rule policy offline, or a real model with --model
     eval   evidence recall and evidence in budget (vmem.eval.cli)
-    grade  execute and score exercise notebooks (vmem.classroom)
+    grade  execute and score exercise notebooks (vmem.course.classroom)
 """
 
 from __future__ import annotations
@@ -25,17 +25,17 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
         return eval_main(argv[1:], out=out)
     if argv and argv[0] == "grade":
-        from .classroom import main as grade_main
+        from .course.classroom import main as grade_main
 
         return grade_main(argv[1:])
     args = _parser().parse_args(argv)
     out = out or sys.stdout
     try:
         if args.command == "demo":
-            from .demo import run_demo
+            from .course.demo import run_demo
 
             return run_demo(args.db, args.budget, out)
-        from .chat import run_chat
+        from .course.chat import run_chat
 
         return run_chat(args, sys.stdin, out)
     except VMemError as error:
@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .demo import DEMO_BUDGET
+    from .course.demo import DEMO_BUDGET
     from .memory import DEFAULT_MAX_TOKENS
 
     parser = argparse.ArgumentParser(

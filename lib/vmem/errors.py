@@ -68,12 +68,3 @@ class GuardRefusal(ToolArgumentError):
 
 class LLMError(VMemError):
     """A model endpoint could not be used: no key, an HTTP error, or an empty answer."""
-
-
-class QuizError(VMemError):
-    """A quiz file is malformed, names no known notebook, or an answer is not a choice."""
-
-
-class DatasetError(VMemError):
-    """An evaluation could not run: a malformed dataset file, or a question or metric
-    argument it cannot score (no evidence, k below 1)."""

@@ -17,7 +17,7 @@ imports it.
   stacked by query term, beside the token-overlap baseline, re-ranked live as k1 and b move.
 - `TraceViewer(turn)`: one `Agent.step` as a timeline: tool calls, results, heartbeats,
   warnings, evictions, the final answer.
-- `Quiz(notebook)`: the self-check questions of a lesson notebook (`vmem.quiz`), each
+- `Quiz(notebook)`: the self-check questions of a lesson notebook (`vmem.course.quiz`), each
   with radio buttons and a Check button that says right or wrong, and why.
 """
 
@@ -35,9 +35,9 @@ from .bm25 import BM25Index, tokenize
 from .clock import StepClock
 from .context import Event, MainContext, chat_tokens
 from .core import CoreMemory
+from .course.quiz import Feedback, Question, check_answer, questions_for
 from .errors import ContextOverflowError
 from .messages import Message, Record
-from .quiz import Feedback, Question, check_answer, questions_for
 from .recall import RecallStore
 
 try:
@@ -870,7 +870,7 @@ class Quiz(_Box):
     and a Check button (`.check[i]`) that writes right or
     wrong, and why, into `.feedback[i]`. Changing the selection clears the verdict.
     `.submit(i, choice)` selects and checks from code; `.results[i]` is the last
-    `Feedback` (None until checked). `.questions` are the `vmem.quiz.Question`s.
+    `Feedback` (None until checked). `.questions` are the `vmem.course.quiz.Question`s.
     """
 
     def __init__(self, notebook: str) -> None:

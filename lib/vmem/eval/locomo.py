@@ -42,8 +42,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatasetError
 from ..messages import Message
+from .errors import DatasetError
 
 CATEGORY_NAMES: dict[int, str] = {
     1: "multi-hop",

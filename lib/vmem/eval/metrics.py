@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 
-from ..errors import DatasetError
+from .errors import DatasetError
 
 OVERALL = "overall"
 

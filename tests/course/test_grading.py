@@ -16,10 +16,10 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from vmem import grading
 from vmem.bm25 import tokenize
+from vmem.course import grading
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 
 
 def load_solution(name: str) -> SimpleNamespace:

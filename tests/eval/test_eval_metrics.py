@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vmem.errors import DatasetError
 from vmem.eval.analysis import analyze, stem
+from vmem.eval.errors import DatasetError
 from vmem.eval.metrics import MeanTable, fifo_window, fraction_in, recall_at_k, virtual_window
 
 

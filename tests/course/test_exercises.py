@@ -13,9 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from vmem.classroom import EXERCISES, execute
+from vmem.course.classroom import EXERCISES, execute
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS, EXERCISE_DIR = ROOT / "solutions", ROOT / "exercises"
 
 pytestmark = pytest.mark.skipif(not SOLUTIONS.is_dir(),

@@ -21,7 +21,7 @@ from vmem.memory import Memory
 from vmem.messages import Message
 from vmem.recall import RecallStore
 
-CHILD = Path(__file__).with_name("concurrency_child.py")
+CHILD = Path(__file__).resolve().parents[1] / "helpers" / "concurrency_child.py"
 
 
 def _start(mode: str, path: Path, n: int) -> subprocess.Popen:

@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from context_helpers import (  # conftest puts tests/helpers on sys.path
+    Boom,
+    Silent,
+    approx,
+    prompt_tokens,
+)
 
-from context_helpers import Boom, Silent, approx, prompt_tokens  # pytest puts tests/ on sys.path
 from vmem.context import MainContext
 from vmem.core import CoreMemory
 from vmem.errors import ContextOverflowError

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from vmem.__main__ import main
-from vmem.demo import FACTS, open_demo_memory, play
+from vmem.course.demo import FACTS, open_demo_memory, play
 from vmem.memory import DEFAULT_MAX_TOKENS
 
 

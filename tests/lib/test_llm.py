@@ -7,8 +7,8 @@ import json
 import sys
 
 import pytest
-
 from fake_llm_server import FakeChatServer, completion, error
+
 from vmem.agent import Agent
 from vmem.errors import VMemError
 from vmem.memory import Memory

@@ -6,8 +6,8 @@ import io
 import json
 
 import pytest
+from test_eval_locomo import TINY  # conftest puts tests/helpers on sys.path
 
-from test_eval_locomo import TINY  # pytest puts tests/ on sys.path
 from vmem.eval.budget import evidence_in_budget
 from vmem.eval.cli import main
 from vmem.eval.locomo import load_locomo

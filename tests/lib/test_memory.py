@@ -17,7 +17,7 @@ import pytest
 
 from vmem.agent import Agent, RulePolicy, ScriptedPolicy
 from vmem.clock import StepClock
-from vmem.demo import open_demo_memory, play, step_lines
+from vmem.course.demo import open_demo_memory, play, step_lines
 from vmem.errors import AgentLockedError, BlockLimitError, StoreFormatError
 from vmem.memory import Memory
 from vmem.messages import Message
@@ -91,7 +91,7 @@ def test_close_is_idempotent_and_the_context_manager_closes(tmp_path):
 BUILD = """
     import json
     from vmem import Agent, RulePolicy
-    from vmem.demo import open_demo_memory, play
+    from vmem.course.demo import open_demo_memory, play
     with open_demo_memory("agent.db") as memory:
         turns = play(memory)
         memory.core.append("human", "Name: Ana. Allergic to peanuts.")
@@ -103,7 +103,7 @@ BUILD = """
 REOPEN = """
     import json
     from vmem import Agent, Memory, RulePolicy
-    from vmem.demo import DEMO_BUDGET, DEMO_FLUSH_TO, DEMO_WARN_AT
+    from vmem.course.demo import DEMO_BUDGET, DEMO_FLUSH_TO, DEMO_WARN_AT
     with Memory.open("agent.db", max_tokens=DEMO_BUDGET, warn_at=DEMO_WARN_AT,
                      flush_to=DEMO_FLUSH_TO) as memory:
         Agent(memory, RulePolicy())  # the same tool schemas, counted in the budget
@@ -162,7 +162,8 @@ def test_core_edits_and_their_history_persist(tmp_path):
 # -- one writer, many readers ---------------------------------------------------------
 
 TRY_OPEN = """
-    from vmem import AgentLockedError, Memory
+    from vmem import Memory
+    from vmem.errors import AgentLockedError
     try:
         Memory.open("agent.db").close()
         print("opened")

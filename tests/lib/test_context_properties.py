@@ -10,10 +10,15 @@ import json
 import random
 
 import pytest
+from context_helpers import (  # conftest puts tests/helpers on sys.path
+    Boom,
+    Silent,
+    approx,
+    prompt_tokens,
+)
 from hypothesis import HealthCheck, example, given, settings, target
 from hypothesis import strategies as st
 
-from context_helpers import Boom, Silent, approx, prompt_tokens  # pytest puts tests/ on sys.path
 from vmem.clock import StepClock
 from vmem.context import MainContext
 from vmem.core import Block, CoreMemory

@@ -1,6 +1,6 @@
 """Self-check quizzes for the lesson notebooks: a few multiple-choice questions each.
 
-The questions live in `vmem/data/quiz.json`, keyed by notebook stem ("02_main_context"),
+The questions live in `vmem/course/data/quiz.json`, keyed by notebook stem ("02_main_context"),
 so they can be edited without touching code. Every choice carries its own "why", so a
 learner who picks a wrong answer learns what is wrong with it, not only that it is wrong.
 The file is validated when it is read: a malformed entry raises a `QuizError` that names
@@ -19,10 +19,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import QuizError
+from ..errors import VMemError
 
 STEM = re.compile(r"^\d\d_[a-z0-9_]+$")
 FIELDS = ("question", "choices", "answer", "why")
+
+
+class QuizError(VMemError):
+    """A quiz file is malformed, names no known notebook, or an answer is not a choice."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,8 @@ def check_answer(question: Question, choice: int) -> Feedback:
 def load_quiz(path: str | Path | None = None) -> dict[str, tuple[Question, ...]]:
     """All questions by notebook stem, from `path` or the packaged `quiz.json`."""
     if path is None:
-        source = "vmem/data/quiz.json"
-        text = resources.files("vmem").joinpath("data", "quiz.json").read_text("utf-8")
+        source = "vmem/course/data/quiz.json"
+        text = resources.files("vmem.course").joinpath("data", "quiz.json").read_text("utf-8")
     else:
         source = str(path)
         text = Path(path).read_text(encoding="utf-8")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "lib" / "vmem"
+PACKAGE = Path(__file__).resolve().parents[2] / "lib" / "vmem"
 EXTRA_MODULES = {"llm.py", "viz.py"}
 STDLIB = set(sys.stdlib_module_names)
 

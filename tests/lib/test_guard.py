@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from vmem.guard import Guard, Verdict, wrap_untrusted
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 KINDS = (
     "overrides instructions", "reassigns the role", "asks to reveal data", "asks to send data",
     "dictates the response", "calls a tool", "plants a standing order in memory",

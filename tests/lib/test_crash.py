@@ -25,7 +25,7 @@ from vmem.bm25 import tokenize
 from vmem.memory import Memory
 from vmem.messages import Message
 
-CHILD = Path(__file__).with_name("crash_child.py")
+CHILD = Path(__file__).resolve().parents[1] / "helpers" / "crash_child.py"
 MAX_TOKENS = 400  # small: a flush (eviction + summary) every few messages
 SEED = 20240601
 

@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from vmem.errors import QuizError
-from vmem.quiz import Feedback, check_answer, load_quiz, parse_quiz, questions_for
+from vmem.course.quiz import Feedback, QuizError, check_answer, load_quiz, parse_quiz, questions_for
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 STEMS = sorted(path.stem for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 
 def raw() -> dict:
     """The packaged quiz file, decoded with nothing but json."""
-    return json.loads(resources.files("vmem").joinpath("data", "quiz.json").read_text("utf-8"))
+    quiz = resources.files("vmem.course").joinpath("data", "quiz.json")
+    return json.loads(quiz.read_text("utf-8"))
 
 
 def test_every_lesson_notebook_has_two_or_three_questions() -> None:

@@ -1,4 +1,6 @@
-"""How fast is the disk tier? `python -m vmem.bench archival [--sizes 10000,100000] [--million]`
+"""How fast is the disk tier?
+
+    python benchmarks/archival.py archival [--sizes 10000,100000] [--million]
 
 One seeded generator makes every document and query: sentences over a Zipf-like
 vocabulary (a word's frequency falls with its rank, so "the" is in a third of the
@@ -49,7 +51,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .bm25 import BM25Index, tokenize
+from vmem.bm25 import BM25Index, tokenize
 
 ENGINES = ("ArchivalStore", "BM25Index", "rank-bm25", "bm25s")
 QUERIES = 200
@@ -115,8 +117,8 @@ Search = Callable[[str, int], list[tuple[int, float]]]
 
 
 def _archival(texts: Sequence[str], folder: str) -> tuple[Search, Callable[[str], None]]:
-    from .archival import ArchivalStore
-    from .store import transaction
+    from vmem.archival import ArchivalStore
+    from vmem.store import transaction
     store = ArchivalStore(os.path.join(folder, "archival.db"))
     with transaction(store.conn):
         for text in texts:
@@ -300,7 +302,7 @@ def available(engine: str) -> bool:
 
 
 def _child(*args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "vmem.bench", "_child", *args],
+    done = subprocess.run([sys.executable, __file__, "_child", *args],
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -381,8 +383,8 @@ def _grid(header: list[str], body: list[list[str]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m vmem.bench", description=__doc__.split(
-        "\n")[0])
+    parser = argparse.ArgumentParser(prog="python benchmarks/archival.py",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("what", choices=["archival", "_child"])
     parser.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
     parser.add_argument("--sizes", default="10000,100000",

@@ -31,9 +31,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
-from .agent import Action, Agent, AssistantTurn, ScriptedPolicy, ToolCall, Turn
-from .clock import StepClock
-from .memory import Memory
+from ..agent import Action, Agent, AssistantTurn, ScriptedPolicy, ToolCall, Turn
+from ..clock import StepClock
+from ..memory import Memory
 
 DEMO_BUDGET = 1760
 """The demo's default `max_tokens`: the tool schemas alone take more than half of it."""

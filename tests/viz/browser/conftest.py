@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NOTEBOOKS = ROOT / "notebooks"
 SCREENSHOTS = ROOT / "build" / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")

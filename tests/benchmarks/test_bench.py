@@ -4,9 +4,9 @@ timing)."""
 
 from __future__ import annotations
 
+import archival as bench  # benchmarks/archival.py: conftest puts benchmarks/ on sys.path
 import pytest
 
-from vmem import bench
 from vmem.bm25 import BM25Index, tokenize
 
 SIZE = 300

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vmem.errors import DatasetError
+from vmem.eval.errors import DatasetError
 from vmem.eval.locomo import load_locomo, normalize_evidence, parse_session_date
 
 TINY = [{

@@ -11,9 +11,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from vmem.classroom import EXERCISES, main
+from vmem.course.classroom import EXERCISES, main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS, EXERCISE_DIR = ROOT / "solutions", ROOT / "exercises"
 
 

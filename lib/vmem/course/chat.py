@@ -15,9 +15,9 @@ import os
 import sys
 from typing import Any, TextIO
 
-from .agent import Agent, Policy, RulePolicy
+from ..agent import Agent, Policy, RulePolicy
+from ..memory import Memory
 from .demo import step_lines
-from .memory import Memory
 
 HELP = """commands:
   /context        where the token budget goes, section by section
@@ -32,7 +32,7 @@ def build_policy(args: argparse.Namespace) -> Policy:
     """The rule policy, or `OpenAIPolicy` when a model is named (key from --api-key-env)."""
     if not args.model:
         return RulePolicy()
-    from .llm import OpenAIPolicy
+    from ..llm import OpenAIPolicy
 
     return OpenAIPolicy(args.model, base_url=args.base_url,
                         api_key=os.environ.get(args.api_key_env) or None)

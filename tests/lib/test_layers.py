@@ -31,24 +31,24 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "lib" / "vmem"
+PACKAGE = Path(__file__).resolve().parents[2] / "lib" / "vmem"
 
 LAYERS: dict[str, tuple[int, int]] = {
     "errors": (0, 0), "clock": (0, 0),
     "tokens": (1, 0), "messages": (1, 0),
-    "core": (2, 0), "bm25": (2, 0), "summarize": (2, 0), "guard": (2, 0), "quiz": (2, 0),
+    "core": (2, 0), "bm25": (2, 0), "summarize": (2, 0), "guard": (2, 0), "course.quiz": (2, 0),
     "store": (3, 0), "search": (3, 1),
     "recall": (4, 0), "archival": (4, 0),
     "context": (5, 0),
     "memory": (6, 0), "tools": (6, 0),
     "agent": (7, 0),
-    "llm": (8, 0), "viz": (8, 0), "grading": (8, 0), "demo": (8, 0), "bench": (8, 0),
-    "classroom": (8, 0),
+    "llm": (8, 0), "viz": (8, 0), "course.grading": (8, 0), "grading": (8, 1),
+    "course.demo": (8, 0), "course.classroom": (8, 0), "eval.errors": (1, 0),
     "eval.locomo": (8, 0), "eval.metrics": (8, 0), "eval.analysis": (8, 0),
     "eval.synthetic": (8, 1), "eval.runner": (8, 1),
     "eval.budget": (8, 2),
     "eval.cli": (8, 3),
-    "chat": (9, 0),
+    "course.chat": (9, 0),
     "__main__": (10, 0),
 }
 
