@@ -33,7 +33,8 @@ from .errors import ContextOverflowError
 from .messages import Message
 from .recall import RecallStore
 from .summarize import ExtractiveSummarizer, Summarizer
-from .tokens import DEFAULT_COUNTER, Counter
+from .text import plural
+from .tokens import DEFAULT_COUNTER, Counter, chat_tokens
 
 EventKind = Literal["appended", "warned", "evicted", "summarized", "summary_failed", "restored"]
 SEARCH_TOOL = "conversation_search"  # the tool named in the prompt for finding evicted messages
@@ -71,16 +72,6 @@ class Journal(Protocol):
 
     def record(self, context: MainContext) -> None:
         """Write the context's `state()`, inside the open transaction."""
-
-
-def chat_tokens(chat: dict[str, Any], counter: Counter) -> int:
-    """Tokens of one rendered chat message: its role, name, content, tool call names and
-    arguments and tool_call_id, joined by spaces and counted together."""
-    parts = [chat.get("role"), chat.get("name"), chat.get("content"), chat.get("tool_call_id")]
-    for call in chat.get("tool_calls") or ():
-        function = call.get("function", {})
-        parts += [function.get("name"), function.get("arguments")]
-    return counter.count(" ".join(str(part) for part in parts if part))
 
 
 class MainContext:
@@ -499,24 +490,24 @@ class MainContext:
             return ""
         lines = ["<summary>"]
         if evicted:
-            lines.append(f"{_plural(evicted, 'earlier message')} no longer in this context "
+            lines.append(f"{plural(evicted, 'earlier message')} no longer in this context "
                          f"{'is' if evicted == 1 else 'are'} stored in recall memory (find "
                          f"them with {SEARCH_TOOL}).")
         lines.append(summary or "No summary of them is available.")
         if unsummarized:
             lines.append(f"Note: summarizing failed, so this summary leaves out the last "
-                         f"{_plural(unsummarized, 'evicted message')}; search recall memory "
+                         f"{plural(unsummarized, 'evicted message')}; search recall memory "
                          "for them.")
         lines.append("</summary>")
         return "\n".join(lines)
 
     def _status_text(self, recall_count: int, last_change: datetime | None = None) -> str:
         """The memory status line; `last_change` defaults to the current one."""
-        archival = f", {_plural(len(self.archival), 'record')} in archival memory" \
+        archival = f", {plural(len(self.archival), 'record')} in archival memory" \
             if self.archival is not None else ""
         last_change = last_change or self._last_change
         last = format_time(last_change) if last_change else "none yet"
-        return f"Memory status: {_plural(recall_count, 'message')} in recall memory{archival}; " \
+        return f"Memory status: {plural(recall_count, 'message')} in recall memory{archival}; " \
                f"last change {last}."
 
     def _status_tokens(self, recall_count: int, last_change: datetime | None = None) -> int:
@@ -534,7 +525,7 @@ class MainContext:
 
     def __repr__(self) -> str:
         return f"MainContext({self.tokens()}/{self.max_tokens} tokens, " \
-               f"{_plural(len(self._queue), 'message')} in context, {self._evicted} evicted)"
+               f"{plural(len(self._queue), 'message')} in context, {self._evicted} evicted)"
 
 
 def _groups(queue: Sequence[Message]) -> list[list[int]]:
@@ -554,6 +545,3 @@ def _groups(queue: Sequence[Message]) -> list[list[int]]:
 def _count(groups: list[list[int]], count: int) -> int:
     return sum(len(group) for group in groups[:count])
 
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -57,17 +57,6 @@ class Message:
             out["tool_call_id"] = self.tool_call_id
         return out
 
-    def chat_text(self) -> str:
-        """Everything of the message that a model reads, as one string (for token counting)."""
-        parts = [self.content]
-        if self.name:
-            parts.append(self.name)
-        for call in self.tool_calls or ():
-            function = call.get("function", {})
-            parts.append(str(function.get("name", "")))
-            parts.append(str(function.get("arguments", "")))
-        return " ".join(part for part in parts if part)
-
     def cite(self) -> str:
         """One cited line for a model: `[message 12 | session 1, turn 4 | time] user: text`."""
         speaker = self.name or self.role

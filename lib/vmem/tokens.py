@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 @runtime_checkable
@@ -54,6 +54,18 @@ _BPE_SHA256 = {
 _BPE_FILE_OF = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base",
                 "o200k_harmony": "o200k_base"}
 _INSTALL_HINT = "pip install tiktoken bpe-openai  (or: pip install 'vmem[tiktoken]')"
+
+
+def chat_tokens(chat: dict[str, Any], counter: Counter | None = None) -> int:
+    """Tokens of one rendered chat message (Chat Completions shape): its role, name,
+    content, tool call names and arguments and tool_call_id, joined by spaces and counted
+    together. The one price of a message: the main context budgets with it and the
+    evaluation measures with it."""
+    parts = [chat.get("role"), chat.get("name"), chat.get("content"), chat.get("tool_call_id")]
+    for call in chat.get("tool_calls") or ():
+        function = call.get("function", {})
+        parts += [function.get("name"), function.get("arguments")]
+    return (counter or DEFAULT_COUNTER).count(" ".join(str(part) for part in parts if part))
 
 
 class TiktokenCounter:

@@ -15,6 +15,7 @@ everything written is scanned by the guard first.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import json
 import re
@@ -29,6 +30,7 @@ from .clock import Clock, format_time, utc_now
 from .errors import GuardRefusal, ToolArgumentError, VMemError
 from .guard import Guard, wrap_untrusted
 from .messages import Message, Page
+from .text import clip
 
 TOOL_NAMES: tuple[str, ...] = (
     "core_memory_append",
@@ -53,6 +55,7 @@ MAX_PAGE = 100_000
 """The highest page number a search accepts (pages past the end are simply empty)."""
 
 RecallRole = Literal["user", "assistant"]
+_quoted = functools.partial(clip, limit=80, show_length=True)  # a model's input, quoted back
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATETIME = re.compile(
@@ -257,7 +260,7 @@ class MemoryTools:
             return self.failure("(unnamed)", f"the tool name must be a string, not a JSON "
                                 f"{_json_kind(name)}. Use one of: {', '.join(TOOL_NAMES)}.",
                                 "unknown_tool")
-        shown = _clip(name)
+        shown = _quoted(name)
         try:
             if name not in TOOL_NAMES:
                 return self.failure(shown, f"there is no tool named {json.dumps(shown)}. "
@@ -278,7 +281,7 @@ class MemoryTools:
             return self.failure(shown, str(error), "refused")
         except Exception as error:  # an unforeseen input must not crash the agent loop
             return self.failure(shown, f"the tool stopped with an unexpected "
-                                f"{type(error).__name__}: {_clip(str(error))}. Try different "
+                                f"{type(error).__name__}: {_quoted(str(error))}. Try different "
                                 "arguments, or continue without this tool.", "internal")
         result.heartbeat = heartbeat
         return result
@@ -415,7 +418,7 @@ def _parse_arguments(arguments: Any) -> dict[str, Any] | str:
         try:
             arguments = json.loads(arguments)
         except (ValueError, RecursionError) as error:
-            return f"the arguments are not valid JSON ({_clip(str(error))}). Send {example}."
+            return f"the arguments are not valid JSON ({_quoted(str(error))}). Send {example}."
     if not isinstance(arguments, dict):
         return f"the arguments must be {example}, not a JSON {_json_kind(arguments)}."
     return arguments
@@ -437,7 +440,7 @@ def _bind(name: str, method: Callable[..., Any],
                 problems.append(f"{HEARTBEAT} must be true or false, not a JSON "
                                 f"{_json_kind(value)}.")
         elif key not in parameters:
-            problems.append(f"unexpected argument {json.dumps(_clip(str(key)))}; {name} takes "
+            problems.append(f"unexpected argument {json.dumps(_quoted(str(key)))}; {name} takes "
                             f"only: {', '.join(_accepted(name, parameters))}.")
         elif value is None and parameters[key].default is not inspect.Parameter.empty:
             continue  # null for an optional argument means "use the default"
@@ -462,7 +465,7 @@ def _type_problem(key: str, value: Any, tp: Any) -> str | None:
             return f"{key} must be a string, not a JSON {_json_kind(value)}."
         if "enum" in spec and value not in spec["enum"]:
             return (f"{key} must be one of {', '.join(map(json.dumps, spec['enum']))}, "
-                    f"not {json.dumps(_clip(value))}.")
+                    f"not {json.dumps(_quoted(value))}.")
         return _text_problem(value, key)
     if wanted == "integer":
         if not isinstance(value, int) or isinstance(value, bool):
@@ -528,7 +531,7 @@ def _parse_date(value: str | None, key: str, *, end: bool) -> datetime | None:
         return None
     example = '"2024-05-01" or "2024-05-01T14:30:00Z"'
     if not (_DATE.fullmatch(value) or _DATETIME.fullmatch(value)):
-        raise ToolArgumentError(f"{key} {json.dumps(_clip(value))} is not an ISO date; "
+        raise ToolArgumentError(f"{key} {json.dumps(_quoted(value))} is not an ISO date; "
                                 f"use {example}.")
     try:
         if _DATE.fullmatch(value):
@@ -573,9 +576,6 @@ def _json_kind(value: Any) -> str:
         return "object"
     return type(value).__name__
 
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 def _known(value: int | None) -> str:

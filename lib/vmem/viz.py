@@ -33,12 +33,14 @@ from typing import Any
 from .agent import Exchange, Turn
 from .bm25 import BM25Index, tokenize
 from .clock import StepClock
-from .context import Event, MainContext, chat_tokens
+from .context import Event, MainContext
 from .core import CoreMemory
 from .course.quiz import Feedback, Question, check_answer, questions_for
 from .errors import ContextOverflowError
 from .messages import Message, Record
 from .recall import RecallStore
+from .text import clip, one_line, plural
+from .tokens import chat_tokens
 
 try:
     import ipywidgets as widgets
@@ -183,7 +185,7 @@ def matches_recording(context: MainContext, replayed: Replay) -> bool:
 
 def _item(message: Message, context: MainContext) -> QueueItem:
     return QueueItem(message.id, message.role, chat_tokens(message.to_chat(), context.counter),
-                     _one_line(_message_text(message), 90))
+                     one_line(_message_text(message), 90))
 
 
 def _message_text(message: Message) -> str:
@@ -239,8 +241,8 @@ def eviction_html(replayed: Replay, step: int, note: str = "") -> str:
         f'<div style="white-space:pre-wrap; border-left:3px solid {SECTION_COLORS["summary"]};'
         f' padding:2px 8px; margin:2px 0 6px 0">'
         f'{_e(frame.summary) if frame.summary else "<i>none yet: nothing was evicted</i>"}</div>',
-        f"<div><b>Recall storage</b>: {_plural(frame.recall, 'message')} (every message ever "
-        f"appended, including the {_plural(len(frame.queue), 'message')} still in the queue)"
+        f"<div><b>Recall storage</b>: {plural(frame.recall, 'message')} (every message ever "
+        f"appended, including the {plural(len(frame.queue), 'message')} still in the queue)"
         "</div>",
     ]
     return _root("eviction", frame.facts(), "".join(parts))
@@ -249,11 +251,11 @@ def eviction_html(replayed: Replay, step: int, note: str = "") -> str:
 def _step_story(frame: Frame) -> str:
     """One sentence per thing that happened at this step."""
     item = frame.message
-    story = [f"{item.role} message #{item.id} ({_plural(item.tokens, 'token')}) joined the "
+    story = [f"{item.role} message #{item.id} ({plural(item.tokens, 'token')}) joined the "
              "queue."]
     for event in frame.events:
         if event.kind == "evicted":
-            moved = _plural(len(event.message_ids), "message")
+            moved = plural(len(event.message_ids), "message")
             story.append(f"The prompt went over its budget, so {moved} ({event.size} tokens) "
                          "moved out to recall storage.")
         elif event.kind == "summarized":
@@ -403,7 +405,7 @@ def retrieval_view(index: BM25Index, records: Sequence[Record], query: str, *,
 def retrieval_html(view: RetrievalView) -> str:
     """The `RetrievalExplorer` picture of `view`, as HTML."""
     if not view.terms:
-        body = (f"Type a query to rank the {_plural(view.records, 'record')} "
+        body = (f"Type a query to rank the {plural(view.records, 'record')} "
                 "(it has no searchable words yet).")
         return _root("retrieval", view.facts(), body)
     colors = {term: TERM_COLORS[i % len(TERM_COLORS)] for i, term in enumerate(view.terms)}
@@ -418,7 +420,7 @@ def retrieval_html(view: RetrievalView) -> str:
         left.append(
             f'<div style="margin-top:6px">{rank}. [record {hit.record_id}] score '
             f"<b>{hit.score:.2f}</b>{_bar(segments, scale, 14)}"
-            f'<div style="color:#555">{_e(_one_line(hit.text, 90))}</div></div>')
+            f'<div style="color:#555">{_e(one_line(hit.text, 90))}</div></div>')
     right = ["<b>Token overlap</b> (baseline): distinct query terms shared"]
     for rank, hit in enumerate(view.overlap, 1):
         where = f"BM25 rank {bm25_rank[hit.record_id]}" if hit.record_id in bm25_rank \
@@ -427,7 +429,7 @@ def retrieval_html(view: RetrievalView) -> str:
             f'<div style="margin-top:6px">{rank}. [record {hit.record_id}] '
             f"<b>{len(hit.matched)}</b> of {len(view.terms)}: {_e(', '.join(hit.matched))}"
             f' <span style="color:#888">({where})</span>'
-            f'<div style="color:#555">{_e(_one_line(hit.text, 70))}</div></div>')
+            f'<div style="color:#555">{_e(one_line(hit.text, 70))}</div></div>')
     if not view.bm25:
         left.append("<div><i>no record contains any query term</i></div>")
     column = "flex:1; min-width:0; padding-right:12px"
@@ -510,7 +512,7 @@ def _slot_rows(slot: tuple[str, Any], turn: Turn, calls: dict[int, list[Exchange
     state["step"], state["warned"] = value, False
     made = calls.get(value, [])
     rows.append(TraceRow(value, "model", f"step {value}: the model answers with "
-                         + (_plural(len(made), "tool call") if made else "plain text")))
+                         + (plural(len(made), "tool call") if made else "plain text")))
     return rows + [TraceRow(value, "call", f"calls {exchange.call.name}",
                             exchange.call.to_chat("")["function"]["arguments"])
                    for exchange in made]
@@ -524,7 +526,7 @@ def _event_rows(event: Event, state: dict[str, Any]) -> list[TraceRow]:
                          f"the prompt reached its warning line ({event.tokens} tokens now)")]
     if event.kind == "evicted":
         return [TraceRow(step, "eviction",
-                         f"evicted {_plural(len(event.message_ids), 'message')} to recall",
+                         f"evicted {plural(len(event.message_ids), 'message')} to recall",
                          f"{event.size} tokens left the prompt; {event.tokens} tokens now")]
     if event.kind == "summarized":
         return [TraceRow(step, "summary", "summary updated", event.detail)]
@@ -554,7 +556,7 @@ def trace_html(rows: Sequence[TraceRow], upto: int) -> str:
         color = TRACE_COLORS.get(row.kind, "#555555") if row.ok else BUDGET_COLOR
         indent = 0 if row.kind in ("user", "model", "answer", "stop") else 18
         text = (f'<div style="white-space:pre-wrap; color:#444; margin-left:8px">'
-                f"{_e(_clip(row.text, 400))}</div>") if row.text else ""
+                f"{_e(clip(row.text, 400))}</div>") if row.text else ""
         weight = "bold" if row.kind in ("model", "answer") else "normal"
         lines.append(
             f'<div style="margin:3px 0 3px {indent}px; border-left:3px solid {color}; '
@@ -562,7 +564,7 @@ def trace_html(rows: Sequence[TraceRow], upto: int) -> str:
             f"{_e(row.title)}</span>{text}</div>")
     hidden = len(rows) - len(shown)
     if hidden:
-        lines.append(f'<div style="color:#888">... {_plural(hidden, "more row")} after step '
+        lines.append(f'<div style="color:#888">... {plural(hidden, "more row")} after step '
                      f"{upto} (move the slider)</div>")
     return _root("trace", trace_facts(rows, upto), "".join(lines))
 
@@ -642,17 +644,6 @@ def _line_key(color: str, style: str) -> str:
 def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
-
-def _one_line(text: str, limit: int) -> str:
-    return _clip(" ".join(text.split()), limit)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 # -- the widgets ----------------------------------------------------------------------
@@ -809,7 +800,7 @@ class RetrievalExplorer(_Box):
         self.k1.value, self.b.value = 1.2, 0.75
 
     def __repr__(self) -> str:
-        return f"RetrievalExplorer({_plural(len(self.records), 'record')}, " \
+        return f"RetrievalExplorer({plural(len(self.records), 'record')}, " \
                f"query {self.query.value!r})"
 
 
@@ -853,7 +844,7 @@ class TraceViewer(_Box):
         self.output.value = trace_html(self.rows, self.step.value)
 
     def __repr__(self) -> str:
-        return f"TraceViewer({_plural(self.turn.steps, 'step')}, {self.turn.stop_reason})"
+        return f"TraceViewer({plural(self.turn.steps, 'step')}, {self.turn.stop_reason})"
 
 
 class Quiz(_Box):
@@ -917,5 +908,5 @@ class Quiz(_Box):
         self.feedback[i].value = ""
 
     def __repr__(self) -> str:
-        return (f"Quiz({self.notebook!r}, {_plural(len(self.questions), 'question')}, "
+        return (f"Quiz({self.notebook!r}, {plural(len(self.questions), 'question')}, "
                 f"{self.score()} answered right)")

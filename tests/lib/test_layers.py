@@ -34,7 +34,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "lib" / "vmem"
 
 LAYERS: dict[str, tuple[int, int]] = {
-    "errors": (0, 0), "clock": (0, 0),
+    "errors": (0, 0), "clock": (0, 0), "text": (0, 0),
     "tokens": (1, 0), "messages": (1, 0),
     "core": (2, 0), "bm25": (2, 0), "summarize": (2, 0), "guard": (2, 0), "course.quiz": (2, 0),
     "store": (3, 0), "search": (3, 1),

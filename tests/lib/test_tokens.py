@@ -104,3 +104,17 @@ def test_main_context_counts_with_tiktoken(offline_tiktoken) -> None:
     # each message counts as its role and content joined by a space
     assert ctx.tokens() == sum(counter.count(f"{chat['role']} {chat['content']}")
                                for chat in rendered)
+
+
+def test_chat_tokens_prices_everything_the_model_reads():
+    """Role, name, content, the tool call's name and arguments, and the call id all count:
+    a message is never cheaper than its parts."""
+    from vmem.tokens import chat_tokens
+
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "archival_memory_search", "arguments": '{"query": "cat"}'}}
+    words = ApproxCounter(ratio=1.0)
+    assert chat_tokens({"role": "user", "content": "hi there"}, words) == 3
+    assert chat_tokens({"role": "user", "name": "Ana", "content": "hi there"}, words) == 4
+    assert chat_tokens({"role": "assistant", "content": "", "tool_calls": [call]}, words) == 4
+    assert chat_tokens({"role": "tool", "content": "ok", "tool_call_id": "call_1"}, words) == 3

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..text import one_line
+
 # The exercises in order, with the official check each one ends with.
 EXERCISES: dict[str, str] = {
     "ex01_token_cap": "check_ex1(approx_tokens, CappedContext)",
@@ -99,7 +101,8 @@ def grade_notebook(path: Path, exercise: str, timeout: float = DEFAULT_TIMEOUT) 
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as exc:  # bad JSON, not a notebook, unreadable bytes
-        return Result(exercise, "invalid", f"not a valid notebook: {_one_line(str(exc))}")
+        shown = one_line(str(exc), _MESSAGE_CHARS)
+        return Result(exercise, "invalid", f"not a valid notebook: {shown}")
     source = f"from vmem.grading import {EXERCISES[exercise].split('(')[0]}\n" \
              f"{EXERCISES[exercise]}"
     nb.cells = [cell for cell in nb.cells
@@ -113,10 +116,12 @@ def grade_notebook(path: Path, exercise: str, timeout: float = DEFAULT_TIMEOUT) 
         except nbclient.exceptions.DeadKernelError:
             return Result(exercise, "crashed", "the kernel died (a crash or out of memory)")
         except Exception as exc:  # e.g. the kernel could not start
-            return Result(exercise, "crashed", _one_line(f"{type(exc).__name__}: {exc}"))
+            return Result(exercise, "crashed", one_line(f"{type(exc).__name__}: {exc}",
+                                                     _MESSAGE_CHARS))
     errors = [out for out in nb.cells[-1].get("outputs", []) if out.get("output_type") == "error"]
     if errors:
-        return Result(exercise, "failed", _one_line(f"{errors[0]['ename']}: {errors[0]['evalue']}"))
+        return Result(exercise, "failed", one_line(f"{errors[0]['ename']}: {errors[0]['evalue']}",
+                                                _MESSAGE_CHARS))
     return Result(exercise, "passed")
 
 
@@ -126,10 +131,6 @@ def grade_folder(folder: Path, timeout: float = DEFAULT_TIMEOUT) -> list[Result]
         folder = folder / "exercises"
     return [grade_notebook(folder / f"{name}.ipynb", name, timeout) for name in EXERCISES]
 
-
-def _one_line(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS - 3] + "..."
 
 
 def _score(results: Sequence[Result]) -> str:

@@ -34,6 +34,7 @@ from typing import Any, TextIO
 from ..agent import Action, Agent, AssistantTurn, ScriptedPolicy, ToolCall, Turn
 from ..clock import StepClock
 from ..memory import Memory
+from ..text import one_line
 
 DEMO_BUDGET = 1760
 """The demo's default `max_tokens`: the tool schemas alone take more than half of it."""
@@ -208,7 +209,7 @@ def _answer_last_time(messages: list[dict[str, Any]]) -> str:
     parts = []
     if said is not None:
         words = said.text.split(": ", 1)[-1]  # drop the speaker
-        parts.append(f"In session {said.session} you told me \"{_clip(words, 50)}\" "
+        parts.append(f"In session {said.session} you told me \"{one_line(words, 50)}\" "
                      f"{said.citation()}.")
     if records:
         parts.append("From archival memory: " + "; ".join(
@@ -282,26 +283,22 @@ ARGUMENT_CHARS = 60
 """Longest string argument shown in a trace line; longer ones are cut with "…"."""
 
 
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
-
 
 def format_call(step: int, name: str, arguments: Any, outcome: str) -> str:
     """`step 1  archival_memory_insert {"content": "…"} -> record 1`, strings clipped."""
     if isinstance(arguments, dict):
-        shown = json.dumps({key: _clip(value, ARGUMENT_CHARS) if isinstance(value, str)
+        shown = json.dumps({key: one_line(value, ARGUMENT_CHARS) if isinstance(value, str)
                             else value for key, value in arguments.items()},
                            ensure_ascii=False)
     else:
-        shown = _clip(str(arguments), ARGUMENT_CHARS)
+        shown = one_line(str(arguments), ARGUMENT_CHARS)
     return f"step {step}  {name} {shown}" + (f" -> {outcome}" if outcome else "")
 
 
 def _outcome(exchange: Any) -> str:
     result = exchange.result
     if not result.ok:
-        return "failed: " + _clip(result.content.split("] ", 1)[-1], 80)
+        return "failed: " + one_line(result.content.split("] ", 1)[-1], 80)
     if result.record_id is not None:
         return f"record {result.record_id}"
     if result.page is not None:
@@ -315,7 +312,7 @@ def _outcome(exchange: Any) -> str:
 def format_turn(turn: Turn, label: str, width: int = 100) -> list[str]:
     """The lines the demo prints for one turn: `label` and the user's message, then
     `step_lines`, then the error if the turn ended with one."""
-    lines = [f"{label} user: {_clip(turn.user, width - len(label) - 7)}"]
+    lines = [f"{label} user: {one_line(turn.user, width - len(label) - 7)}"]
     lines += ["  " + line for line in step_lines(turn, width)]
     if turn.error:
         lines.append(f"  error: {turn.error}")
@@ -356,7 +353,7 @@ def _event_line(event: Any, width: int) -> str | None:
         return (f"! flush: the {len(ids)} oldest messages (ids {ids[0]}-{ids[-1]}, "
                 f"{event.size} tokens) evicted to recall; the prompt is now {event.tokens}")
     if event.kind == "summarized":
-        return "! summary: " + "\n      ".join(_clip(line, width - 6)
+        return "! summary: " + "\n      ".join(one_line(line, width - 6)
                                                 for line in event.detail.splitlines())
     if event.kind == "summary_failed":
         return f"! summary failed: {event.detail}"

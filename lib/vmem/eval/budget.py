@@ -10,16 +10,17 @@ conversation, as in LoCoMo) and each prompt budget, two prompts are assembled:
   same budget.
 
 The value is the mean fraction of the question's evidence turns inside the prompt, per
-category and overall, in percent. Tokens are counted with the default `ApproxCounter`
-(a turn costs `Message.chat_text()`: speaker name and text). The question itself and tool
-schemas are left out of both prompts alike.
+category and overall, in percent. Tokens are counted with the default `ApproxCounter`;
+a turn costs `vmem.tokens.chat_tokens`, the price `MainContext` budgets with (role,
+speaker name and text). The question itself and tool schemas are left out of both
+prompts alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..tokens import ApproxCounter, Counter
+from ..tokens import ApproxCounter, Counter, chat_tokens
 from .locomo import Conversation
 from .metrics import MeanTable, fifo_window, fraction_in, virtual_window
 from .runner import CATEGORY_ORDER, RankConfig, ingest_turns
@@ -53,7 +54,7 @@ def evidence_in_budget(conversations: Sequence[Conversation],
     for conversation in conversations:
         turns = conversation.messages()
         position = {m.meta["dia_id"]: i for i, m in enumerate(turns)}
-        costs = [counter.count(m.chat_text()) for m in turns]
+        costs = [chat_tokens(m.to_chat(), counter) for m in turns]
         page_costs = [counter.count(m.cite()) for m in turns]
         core_tokens = counter.count(core_text(conversation))
         starts = {budget: fifo_window(costs, budget) for budget in budgets}
