@@ -20,7 +20,7 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	touch $(STAMP)
 
 lab: setup
-	$(BIN)/jupyter lab notebooks/00_start_here.ipynb
+	$(BIN)/python scripts/lab.py notebooks/00_start_here.ipynb
 
 lint: setup
 	$(BIN)/ruff check lib tests scripts benchmarks

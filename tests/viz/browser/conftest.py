@@ -115,12 +115,15 @@ def lab(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[La
            "JUPYTERLAB_SETTINGS_DIR": str(settings),
            "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces")}
     port, token = _free_port(), secrets.token_hex(16)
-    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-               f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+    # `make lab`'s own command (scripts/lab.py), on a machine without a desktop browser
+    # (it adds --no-browser, and --allow-root when CI runs as root), serving the copies
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"):
+        env.pop(name, None)
+    command = [sys.executable, str(ROOT / "scripts" / "lab.py"), UNDER_TEST[0],
+               "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+               "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+               f"--ServerApp.root_dir={root}",
                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        command.append("--allow-root")
     log = (base / "jupyterlab.log").open("w")
     server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
