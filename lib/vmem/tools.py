@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from dataclasses import replace
 from datetime import datetime, time, timedelta, timezone
 from typing import Any, Literal
 
@@ -253,7 +254,7 @@ class MemoryTools:
             return self.failure(shown, f"the tool stopped with an unexpected "
                                 f"{type(error).__name__}: {quoted(str(error))}. Try different "
                                 "arguments, or continue without this tool.", "internal")
-        return ToolResult(result.name, result.outcome, result.time, heartbeat=heartbeat)
+        return replace(result, heartbeat=heartbeat)
 
     # -- helpers ----------------------------------------------------------------------
 

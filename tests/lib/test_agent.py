@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 
 from vmem.agent import Agent, AssistantTurn, RulePolicy, ScriptedPolicy, ToolCall, TurnState
+from vmem.context import Event
+from vmem.core import CoreMemory
 from vmem.memory import Memory
+from vmem.messages import Hit, Message, Page, Record
 from vmem.outcomes import ShownHit, ToolResult
 
 
@@ -408,3 +411,80 @@ def test_rule_policy_never_quotes_a_quarantined_message(memory):
                 if exchange.call.name == "conversation_search"]
     assert "QUARANTINED" in searched[0]  # recall found the message, flagged
     assert answer.reply == "I could not find anything about that in my memory."
+
+
+# -- the seams: any memory with the protocol's members works ------------------------
+
+
+class FakeContext:
+    """A main context with no budget: a list of messages and an event log."""
+
+    def __init__(self, clock) -> None:
+        self.core = CoreMemory.default(clock=clock)
+        self.clock = clock
+        self.messages: list[Message] = []
+        self.events: list[Event] = []
+        self.tools: list[dict[str, Any]] = []
+
+    def append(self, message: Message) -> Message:
+        message.id, message.created_at = len(self.messages) + 1, self.clock()
+        self.messages.append(message)
+        self.events.append(Event("appended", message.created_at, (message.id,)))
+        return message
+
+    def render(self) -> list[dict[str, Any]]:
+        return [message.to_chat() for message in self.messages]
+
+    def set_tools(self, tools) -> None:
+        self.tools = list(tools)
+
+
+def _page(query: str, values: list[Any], text) -> Page:
+    words = set(query.lower().split())
+    hits = [Hit(value, 1.0) for value in values if words & set(text(value).lower().split())]
+    return Page(hits, len(hits), query=query)
+
+
+class FakeRecall:
+    def __init__(self, context: FakeContext) -> None:
+        self.context = context
+
+    def search(self, query, **filters) -> Page:
+        said = [m for m in self.context.messages if m.role == "user"]
+        return _page(query, said, lambda message: message.content)
+
+    def last_turn(self, session_id: int) -> int:
+        return 0
+
+
+class FakeArchive:
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+
+    def insert(self, text, **fields) -> int:
+        keep = {key: fields[key] for key in ("session_id", "turn_id", "flagged")}
+        self.records.append(Record(text, id=len(self.records) + 1, **keep))
+        return len(self.records)
+
+    def search(self, query, **filters) -> Page:
+        return _page(query, self.records, lambda record: record.text)
+
+
+class FakeMemory:
+    def __init__(self, clock) -> None:
+        self.context = FakeContext(clock)
+        self.recall = FakeRecall(self.context)
+        self.archival = FakeArchive()
+        self.session_id, self.scope, self.clock = 7, None, clock
+
+
+def test_the_agent_runs_on_any_memory_with_the_protocols_members(clock):
+    memory = FakeMemory(clock)
+    agent = Agent(memory, RulePolicy())
+    assert {tool["function"]["name"] for tool in memory.context.tools} >= {"send_message"}
+    saved = agent.step("My cat is called Miso.")
+    assert saved.reply == "Noted, I saved that to archival memory [record 1]."
+    assert (memory.archival.records[0].session_id, memory.archival.records[0].turn_id) == (7, 1)
+    answer = agent.step("What is my cat called?")
+    assert answer.reply == "From my archival memory: My cat is called Miso. [record 1]"
+    assert [event.kind for event in answer.events] == ["appended"] * 7
