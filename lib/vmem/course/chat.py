@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-from ..agent import Agent, Policy, RulePolicy
+from ..agent import Agent, AnyPolicy, RulePolicy
 from ..memory import Memory
 from .demo import step_lines
 
@@ -28,7 +28,7 @@ HELP = """commands:
 anything else is a message to the agent"""
 
 
-def build_policy(args: argparse.Namespace) -> Policy:
+def build_policy(args: argparse.Namespace) -> AnyPolicy:
     """The rule policy, or `OpenAIPolicy` when a model is named (key from --api-key-env)."""
     if not args.model:
         return RulePolicy()
