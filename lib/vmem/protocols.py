@@ -57,8 +57,8 @@ class AgentContext(ToolContext, Protocol):
 class RecallSearch(Protocol):
     """What `conversation_search` needs of recall storage."""
 
-    def search(self, query: str, *, roles: Iterable[str] | None = ..., start: Any = ...,
-               end: Any = ..., page: int = ..., page_size: int = ...,
+    def search(self, query: str, top_k: int = ..., page: int = ..., *,
+               roles: Iterable[str] | None = ..., start: Any = ..., end: Any = ...,
                scope: dict[str, str] | None = ...) -> Page:
         """One page of past messages ranked for `query`."""
         ...
@@ -83,7 +83,7 @@ class Archive(Protocol):
         """Store one fact with its provenance and the guard's flag; return its id."""
         ...
 
-    def search(self, query: str, *, top_k: int = ..., page: int = ...,
+    def search(self, query: str, top_k: int = ..., page: int = ..., *,
                tags: Iterable[str] | None = ..., start: Any = ..., end: Any = ...,
                scope: dict[str, str] | None = ...) -> Page:
         """One page of records ranked for `query`."""

@@ -199,8 +199,8 @@ class MemoryTools:
         """
         start, end = _date_range(start_date, end_date)
         _check_page(page)
-        found = self.recall.search(query, roles=tuple(roles) if roles else None, start=start,
-                                   end=end, page=page, page_size=PAGE_SIZE, scope=self.scope)
+        found = self.recall.search(query, top_k=PAGE_SIZE, page=page, roles=roles or None,
+                                   start=start, end=end, scope=self.scope)
         return self._found("conversation_search", found, "recall memory (past conversation)")
 
     def send_message(self, message: str) -> ToolResult:

@@ -11,8 +11,12 @@ DESIGN's, with the helper modules placed where their imports put them:
     2  core, bm25, summarize,   DESIGN's second layer, plus quiz (the lessons' self-check
        guard, quiz, outcomes    questions: it needs only errors, and viz shows it), then
                                 outcomes (a tool call's result as data: guard verdicts)
-    3  store, search            the SQLite layer recall and archival share (files, schema,
-                                transactions, limits), and full-text search over it
+    3  store, search, storage,  the storage layer: the backend protocol (storage.base), the
+       tier                     SQLite files, schema, transactions and limits (store), its
+                                full-text index (search) and pruned top-k (storage.topk),
+                                the SQLite backend (storage.sqlite), the choice of backend
+                                (storage.backends), and what recall and archival share
+                                above it (tier: bound scope, one page of hits)
     4  recall, archival
     5  context, then protocols  the seams the tools and the agent are typed against
     6  memory, tools
@@ -40,7 +44,8 @@ LAYERS: dict[str, tuple[int, int]] = {
     "tokens": (1, 0), "messages": (1, 0), "signatures": (1, 0),
     "core": (2, 0), "bm25": (2, 0), "summarize": (2, 0), "guard": (2, 0), "course.quiz": (2, 0),
     "guard_patterns": (1, 0), "guard_signals": (1, 0), "outcomes": (2, 1),
-    "store": (3, 0), "search": (3, 1),
+    "store": (3, 0), "storage.base": (3, 0), "search": (3, 1), "storage.topk": (3, 2),
+    "storage.sqlite": (3, 3), "storage.backends": (3, 4), "tier": (3, 5),
     "recall": (4, 0), "archival": (4, 0),
     "context": (5, 0), "protocols": (5, 1),
     "memory": (6, 0), "tools": (6, 0),

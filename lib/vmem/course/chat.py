@@ -106,8 +106,8 @@ def _command(text: str, memory: Memory, out: TextIO) -> bool:
         if not query:
             print("usage: /search QUERY, e.g. /search sister birthday", file=out)
         else:
-            archival = memory.archival.search(query, scope=memory.scope)
-            recall = memory.recall.search(query, scope=memory.scope)
+            archival = memory.archival.search(query)  # both stores act within memory.scope
+            recall = memory.recall.search(query)
             print(f"archival memory: {archival.render()}\nrecall memory: {recall.render()}",
                   file=out)
     else:

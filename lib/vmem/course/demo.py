@@ -23,12 +23,10 @@ quotes a quarantined hit. Time comes from a `StepClock` (session n starts n - 1 
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any, TextIO
 
 from ..agent import Action, Agent, AssistantTurn, ScriptedPolicy, ToolCall, Turn, TurnState
@@ -209,25 +207,9 @@ def _answer_last_time(results: Sequence[ToolResult]) -> str:
 def open_demo_memory(path: str = ":memory:", budget: int = DEMO_BUDGET) -> Memory:
     """The demo agent's memory at `path`, with a clock that starts session n at
     `DEMO_START` plus n - 1 weeks."""
-    clock = StepClock(DEMO_START + timedelta(weeks=_sessions_in(path)))
+    clock = StepClock(DEMO_START + timedelta(weeks=Memory.count_sessions(path)))
     return Memory.open(path, max_tokens=budget, warn_at=DEMO_WARN_AT, flush_to=DEMO_FLUSH_TO,
                        clock=clock)
-
-
-def _sessions_in(path: str) -> int:
-    """How many sessions the file already holds, read without writing to it. A new file
-    gives 0, and so does one that is not a vmem store (`Memory.open` then says why)."""
-    file = Path(path)
-    if path in ("", ":memory:") or not file.is_file():
-        return 0
-    try:
-        conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            return conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
 
 
 def play(memory: Memory, on_turn: Callable[[Turn], None] | None = None) -> list[Turn]:
