@@ -17,7 +17,7 @@ DESIGN's, with the helper modules placed where their imports put them:
     7  agent
     8  llm, viz, grading, demo, bench, classroom, and the eval package, whose modules
        are ordered among themselves: locomo, metrics, analysis < synthetic, runner <
-       budget < cli
+       budget < cli; and the exercise checks: checks.common < checks.exNN < grading
     9  chat                     the interactive front end: uses demo's printing and llm
     10 __main__                 the command line: dispatches to every front end
 
@@ -42,7 +42,10 @@ LAYERS: dict[str, tuple[int, int]] = {
     "context": (5, 0),
     "memory": (6, 0), "tools": (6, 0),
     "agent": (7, 0),
-    "llm": (8, 0), "viz": (8, 0), "course.grading": (8, 0), "grading": (8, 1),
+    "llm": (8, 0), "viz": (8, 0), "course.checks.common": (8, 0),
+    "course.checks.ex01": (8, 1), "course.checks.ex02": (8, 1), "course.checks.ex03": (8, 1),
+    "course.checks.ex04": (8, 1), "course.checks.ex05": (8, 1),
+    "course.grading": (8, 2), "grading": (8, 3),
     "course.demo": (8, 0), "course.classroom": (8, 0), "eval.errors": (1, 0),
     "eval.locomo": (8, 0), "eval.metrics": (8, 0), "eval.analysis": (8, 0),
     "eval.synthetic": (8, 1), "eval.runner": (8, 1),
