@@ -12,7 +12,8 @@ DESIGN's, with the helper modules placed where their imports put them:
     3  store, search            the SQLite layer recall and archival share (files, schema,
                                 transactions, limits), and full-text search over it
     4  recall, archival
-    5  context
+    5  context                  after its parts: eviction (where a flush may cut, how far
+                                it cuts) and prompt (the words it writes into the prompt)
     6  memory, tools
     7  agent
     8  llm, viz, grading, demo, bench, classroom, and the eval package, whose modules
@@ -39,7 +40,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     "core": (2, 0), "bm25": (2, 0), "summarize": (2, 0), "guard": (2, 0), "course.quiz": (2, 0),
     "store": (3, 0), "search": (3, 1),
     "recall": (4, 0), "archival": (4, 0),
-    "context": (5, 0),
+    "eviction": (5, 0), "prompt": (5, 0), "context": (5, 1),
     "memory": (6, 0), "tools": (6, 0),
     "agent": (7, 0),
     "llm": (8, 0), "viz": (8, 0), "course.checks.common": (8, 0),
