@@ -28,13 +28,17 @@ is an order", "takes priority over"). An order alone, or a mention alone, is ord
 Every regular expression is precompiled and uses bounded repetition only, so a scan is
 linear in the input (100 KB or 1 MB of hostile text included).
 
-It is a filter, not a proof. On the project's labelled sets it catches every injection and
-flags no ordinary turn, and it flags none of LoCoMo's ~5,900 dialogue turns; but batches
-of injections phrased unlike anything it was built from were caught only about a third of
-the time while it was a list of phrases, and still miss some phrasings now (a development
-set written before the signal layer was rebuilt was caught at 54%, then 96% after).
-Quarantine makes poisoning visible and keeps it out of core memory; it does not make
-retrieved text safe to obey.
+A third layer is learned (`vmem.guard_model`): logistic regression over character
+n-grams in 18 languages, which flags a sentence only when it also names the model's reply,
+code, the model or its instructions (`vmem.guard_languages`). Encoded runs (base64, hex,
+URL encoding, HTML character references) are decoded and scanned too (`vmem.guard_decode`).
+
+It is a filter, not a proof. Figures (docs/RELIABILITY.md, `python -m vmem eval guard`):
+BIPIA's train split, addressed attacks 95/95 (93/95 when the learned layer's categories
+are held out); the project's own held-out set, 114/153 injections in 17 languages and 24/24
+English ones hidden in documents or encodings, 3/276 ordinary texts flagged; an independent
+English set 116/120 and 4/400; LoCoMo 1/5,882 turns. Quarantine makes poisoning visible and
+keeps it out of core memory; it does not make retrieved text safe to obey.
 """
 
 from __future__ import annotations
