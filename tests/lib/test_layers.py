@@ -37,7 +37,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     "errors": (0, 0), "clock": (0, 0), "text": (0, 0),
     "tokens": (1, 0), "messages": (1, 0),
     "core": (2, 0), "bm25": (2, 0), "summarize": (2, 0), "guard": (2, 0), "course.quiz": (2, 0),
-    "store": (3, 0), "search": (3, 1),
+    "store": (3, 0), "search": (3, 1), "storage.postgres_search": (3, 2),
     "recall": (4, 0), "archival": (4, 0),
     "context": (5, 0),
     "memory": (6, 0), "tools": (6, 0),
