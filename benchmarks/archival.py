@@ -10,7 +10,7 @@ common words appear in them as in real questions.
 Engines, all given the same terms (`vmem.bm25.tokenize`):
 
 - `ArchivalStore`: SQLite + FTS5, file-backed in a temporary folder (WAL,
-  synchronous=NORMAL), exact pruned top-k (`vmem.search.SearchCache`); records are
+  synchronous=NORMAL), exact pruned top-k (`vmem.storage.topk.SearchCache`); records are
   inserted in one transaction.
 - `BM25Index`: the pure-Python index from `vmem.bm25`.
 - `rank-bm25` (`BM25Okapi`) and `bm25s`: optional (`pip install rank-bm25 bm25s`); a
@@ -118,9 +118,8 @@ Search = Callable[[str, int], list[tuple[int, float]]]
 
 def _archival(texts: Sequence[str], folder: str) -> tuple[Search, Callable[[str], None]]:
     from vmem.archival import ArchivalStore
-    from vmem.store import transaction
     store = ArchivalStore(os.path.join(folder, "archival.db"))
-    with transaction(store.conn):
+    with store.backend.transaction():
         for text in texts:
             store.insert(text)
 

@@ -1,103 +1,93 @@
 """The agent loop: the kernel that services a model's memory page faults.
 
 One `Agent.step(user_text)` is one user turn. The policy (a real model, or the scripted and
-rule-based stand-ins below) sees the rendered main context and the tool schemas and answers
-with text and/or tool calls. Tool calls run in order and their results are appended to the
-main context as tool messages, like a blocking `read()` returning before the process goes
-on. The policy is called again when a call asked for a heartbeat, when a call failed, or
-when a memory-pressure warning fired; `send_message`, plain text, or tool calls without a
-heartbeat end the turn; `max_steps` bounds the policy calls of one turn. Every message goes
-through `context.append`, so evictions happen inside the loop, and nothing a policy does,
-raising included, can crash it.
+rule-based stand-ins below) answers with text and/or tool calls. Tool calls run in order
+and their results are appended to the main context as tool messages, like a blocking
+`read()` returning before the process goes on. The policy is called again when a call
+asked for a heartbeat, when a call failed, or when a memory-pressure warning fired;
+`send_message`, plain text, or tool calls without a heartbeat end the turn; `max_steps`
+bounds the policy calls of one turn. Every message goes through `context.append`, so
+evictions happen inside the loop, and nothing a policy does, raising included, can crash
+it.
+
+Two kinds of policy, two protocols:
+
+- `Policy.respond(messages, tools)` is how a model is asked: the rendered prompt (Chat
+  Completions messages) and the tool schemas, nothing else. `OpenAIPolicy`,
+  `ScriptedPolicy` and users' policies are these; they see exactly what a model sees.
+- `StatePolicy.decide(state)` is for code that stands in for a model (`RulePolicy`, the
+  demo's scenes). Code should not read the model's text: the wording is for the model and
+  may change. So the agent hands it a typed `TurnState`: the user's message, the step, the
+  prompt and the schemas, and the structured `ToolResult`s of this turn (ids, hits, the
+  guard's verdicts) whose tool messages are still in the prompt, so that it knows no more
+  than a model would. The agent calls `decide` when the policy has it (a `StatePolicy`
+  protocol check), else `respond`.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from .errors import ContextOverflowError, VMemError
 from .messages import Message
+from .protocols import AgentMemory
 from .tools import MemoryTools, ToolResult
+from .turn import AssistantTurn, Exchange, StopReason, ToolCall, TraceRow, Turn, trace_rows
 
-StopReason = Literal["final_message", "max_steps", "error"]
-
-
-@dataclass
-class ToolCall:
-    """One tool call a policy asks for; `arguments` is a dict or the raw JSON string."""
-
-    name: str
-    arguments: Any = None
-    id: str | None = None
-
-    def to_chat(self, call_id: str) -> dict[str, Any]:
-        """The call in the Chat Completions shape, arguments as a JSON string."""
-        arguments = self.arguments if isinstance(self.arguments, str) else \
-            json.dumps(self.arguments if self.arguments is not None else {}, ensure_ascii=False)
-        return {"id": call_id, "type": "function",
-                "function": {"name": str(self.name), "arguments": arguments}}
-
-
-@dataclass
-class AssistantTurn:
-    """What a policy returns for one step: text for the user and/or tool calls."""
-
-    content: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
+__all__ = ["Action", "Agent", "AnyPolicy", "AssistantTurn", "Exchange", "Policy", "RulePolicy",
+           "ScriptedPolicy", "StatePolicy", "StopReason", "ToolCall", "TraceRow", "Turn",
+           "TurnState", "trace_rows"]
 
 
 @runtime_checkable
 class Policy(Protocol):
-    """Anything that decides the next assistant turn from the prompt and the tools."""
+    """Anything that decides the next assistant turn from the prompt and the tools, as a
+    model does."""
 
     def respond(self, messages: list[dict[str, Any]],
                 tools: list[dict[str, Any]]) -> AssistantTurn:
         """The next assistant turn for this prompt (Chat Completions messages) and tools."""
 
 
-@dataclass
-class Exchange:
-    """One tool call and its result, with the step it ran in (1 = first policy call)."""
+@dataclass(frozen=True)
+class TurnState:
+    """The turn in progress, as data, for a policy that is code rather than a model.
 
-    step: int
-    call: ToolCall
-    result: ToolResult
-
-
-@dataclass
-class Turn:
-    """Everything that happened in one `Agent.step`."""
+    `user` is the user's message, `step` the policy call being made (1 first), `results`
+    this turn's tool results whose messages are still in the prompt, oldest first (a flush
+    inside the turn can evict an early one, and then a model would not see it either),
+    `messages` and `tools` the prompt and the schemas a model would be given.
+    """
 
     user: str
-    reply: str = ""
-    steps: int = 0
-    stop_reason: StopReason = "final_message"
-    calls: list[Exchange] = field(default_factory=list)
-    events: list[Any] = field(default_factory=list)
-    error: str | None = None
+    step: int
+    results: tuple[ToolResult, ...]
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
 
-    def trace(self) -> list[str]:
-        """One line per tool call, e.g. `step 1: archival_memory_search {"query": ...}`."""
-        lines = []
-        for exchange in self.calls:
-            status = "ok" if exchange.result.ok else "failed"
-            arguments = exchange.call.to_chat("")["function"]["arguments"]
-            lines.append(f"step {exchange.step}: {exchange.call.name} {arguments} -> {status}")
-        return lines
+
+@runtime_checkable
+class StatePolicy(Protocol):
+    """A policy that decides from a `TurnState` (data) instead of the prompt's text."""
+
+    def decide(self, state: TurnState) -> AssistantTurn:
+        """The next assistant turn, given what this turn's tool calls returned."""
+
+
+AnyPolicy = Policy | StatePolicy
 
 
 class Agent:
     """A memory driven by a policy through the memory tools.
 
-    `memory` is a `vmem.Memory` or anything with `.context`, `.recall`, `.archival` and
-    `.session_id` (and optionally `.scope` and `.clock`, passed on to the tools).
+    `memory` is a `vmem.Memory` or anything that satisfies `vmem.protocols.AgentMemory`
+    (a context, the two stores, the session, the scope and the clock its tools use).
     """
 
-    def __init__(self, memory: Any, policy: Policy, max_steps: int = 10) -> None:
+    def __init__(self, memory: AgentMemory, policy: AnyPolicy, max_steps: int = 10) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
         self.memory = memory
@@ -105,11 +95,9 @@ class Agent:
         self.max_steps = max_steps
         self.context = memory.context
         self.tools = MemoryTools(memory.context, memory.recall, memory.archival,
-                                 clock=getattr(memory, "clock", None),
-                                 scope=getattr(memory, "scope", None))
-        if hasattr(self.context, "set_tools"):  # the schemas are part of every prompt
-            self.context.set_tools(self.tools.schemas())
-        session_id = getattr(memory, "session_id", None)
+                                 clock=memory.clock, scope=memory.scope)
+        self.context.set_tools(self.tools.schemas())  # the schemas are part of every prompt
+        session_id = memory.session_id
         self.turns = 0 if session_id is None else memory.recall.last_turn(session_id)
 
     def step(self, user_text: str) -> Turn:
@@ -117,7 +105,7 @@ class Agent:
         self.turns += 1
         turn = Turn(user=user_text)
         first_event = len(self.context.events)
-        session_id = getattr(self.memory, "session_id", None)
+        session_id = self.memory.session_id
         self.tools.session_id, self.tools.turn = session_id, self.turns
         try:
             self.context.append(Message(role="user", content=user_text,
@@ -132,8 +120,7 @@ class Agent:
         for step in range(1, self.max_steps + 1):
             turn.steps = step
             try:
-                action = _checked(self.policy.respond(self.context.render(),
-                                                      self.tools.schemas()))
+                action = _checked(self._decide(turn, step))
             except Exception as error:  # a failing policy ends the turn, never the program
                 turn.stop_reason, turn.error = "error", f"{type(error).__name__}: {error}"
                 return
@@ -148,9 +135,9 @@ class Agent:
                 return
             again, sent = False, None
             for call, call_id in calls:
-                result = self._service(call, call_id)
-                turn.calls.append(Exchange(step, call, result))
-                if result.ok and result.message is not None:
+                result, message_id = self._service(call, call_id)
+                turn.calls.append(Exchange(step, call, result, message_id))
+                if result.message is not None:
                     sent = result.message
                 again = again or result.heartbeat or not result.ok
             if sent is not None or not (again or self._warnings() > warnings_before):
@@ -158,25 +145,35 @@ class Agent:
                 return
         turn.stop_reason = "max_steps"
 
-    def _service(self, call: ToolCall, call_id: str) -> ToolResult:
-        """Run one call and append its result; a result too big for the context is
-        replaced by a failure saying so, which the model can act on."""
+    def _decide(self, turn: Turn, step: int) -> Any:
+        """Ask the policy: a `StatePolicy` gets the turn as data, any other the prompt."""
+        messages, tools = self.context.render(), self.tools.schemas()
+        if isinstance(self.policy, StatePolicy):
+            queued = {message.id for message in self.context.messages}
+            results = tuple(exchange.result for exchange in turn.calls
+                            if exchange.message_id in queued)
+            return self.policy.decide(TurnState(turn.user, step, results, messages, tools))
+        return self.policy.respond(messages, tools)
+
+    def _service(self, call: ToolCall, call_id: str) -> tuple[ToolResult, int | None]:
+        """Run one call and append its result: (the result, its tool message's id). A
+        result too big for the context is replaced by a failure saying so, which the model
+        can act on."""
         result = self.tools.call(call.name, call.arguments)
         try:
-            self._append_result(result, call_id)
+            return result, self._append_result(result, call_id)
         except ContextOverflowError as error:
             result = self.tools.failure(
                 result.name, f"the result does not fit in the main context ({error}). Ask for "
                 "less: a narrower query, or fewer words per call.", "too_large")
-            self._append_result(result, call_id)
-        return result
+            return result, self._append_result(result, call_id)
 
-    def _append_result(self, result: ToolResult, call_id: str) -> None:
-        self.context.append(Message(role="tool", content=result.content, name=result.name,
-                                    tool_call_id=call_id))
+    def _append_result(self, result: ToolResult, call_id: str) -> int | None:
+        return self.context.append(Message(role="tool", content=result.content,
+                                           name=result.name, tool_call_id=call_id)).id
 
     def _warnings(self) -> int:
-        return sum(1 for event in self.context.events if _kind(event) == "warned")
+        return sum(1 for event in self.context.events if event.kind == "warned")
 
 
 def _checked(action: Any) -> AssistantTurn:
@@ -191,10 +188,6 @@ def _checked(action: Any) -> AssistantTurn:
             raise TypeError(f"AssistantTurn.tool_calls must hold ToolCall objects, "
                             f"got {type(call).__name__}")
     return action
-
-
-def _kind(event: Any) -> str | None:
-    return getattr(event, "kind", None) or (event.get("kind") if isinstance(event, dict) else None)
 
 
 Action = str | ToolCall | AssistantTurn | tuple | list
@@ -249,9 +242,6 @@ _QUESTION_WORDS = frozenset({
     "what", "who", "whom", "whose", "when", "where", "why", "how", "which", "do", "does",
     "did", "is", "are", "was", "were", "can", "could", "will", "would", "should", "have",
     "has", "remind", "tell"})
-_SAVED = re.compile(r"archival record (\d+)")
-_RECORD = re.compile(r"\[record (\d+) \|([^\]\n]*)\] ([^\n]*)")
-_MESSAGE = re.compile(r"\[message (\d+) \|([^\]\n]*)\] ([^:\n]+): ([^\n]*)")
 
 
 class RulePolicy:
@@ -261,70 +251,52 @@ class RulePolicy:
        `archival_memory_insert`, then acknowledged with the record id.
     2. A question triggers `archival_memory_search`, then `conversation_search`, and the
        answer quotes the best stored record (else the best earlier user message) and
-       cites it as `[record N]` or `[message N]`. Quarantined records and messages are
-       never used.
+       cites it as `[record N]` or `[message N]`. Hits the guard quarantined are never used.
     3. Anything else (a greeting, a word or two) gets a short plain-text reply.
 
     It does no reasoning: it quotes what retrieval ranked first, which is enough to show
-    the memory working and honest about what it is.
+    the memory working and honest about what it is. It is a `StatePolicy`: it reads the
+    structured results of the turn (record ids, hits and their verdicts), never the text
+    the model would read.
     """
 
-    def respond(self, messages: list[dict[str, Any]],
-                tools: list[dict[str, Any]]) -> AssistantTurn:
+    def decide(self, state: TurnState) -> AssistantTurn:
         """Save a statement, search for a question, or answer from what the searches found."""
-        user_text, results, failures = _since_last_user(messages)
-        words = re.findall(r"\w+", user_text.lower())
-        asking = user_text.rstrip().endswith("?") or (words and words[0] in _QUESTION_WORDS)
+        words = re.findall(r"\w+", state.user.lower())
+        asking = state.user.rstrip().endswith("?") or (words and words[0] in _QUESTION_WORDS)
+        failures = [result for result in state.results if not result.ok]
         if failures:
-            return _say(f"I could not use my memory for that: {failures[-1]}")
+            return _say(f"I could not use my memory for that: {failures[-1].name}: "
+                        f"{failures[-1].reason}")
+        results = {result.name: result for result in state.results}
         if asking:
             if "archival_memory_search" not in results:
-                return _call("archival_memory_search", query=user_text, request_heartbeat=True)
+                return _call("archival_memory_search", query=state.user, request_heartbeat=True)
             if "conversation_search" not in results:
-                return _call("conversation_search", query=user_text, request_heartbeat=True)
-            return _say(_answer(user_text, results))
+                return _call("conversation_search", query=state.user, request_heartbeat=True)
+            return _say(_answer(state.user, results))
         if len(words) >= 3:
             if "archival_memory_insert" not in results:
-                return _call("archival_memory_insert", content=user_text,
+                return _call("archival_memory_insert", content=state.user,
                              request_heartbeat=True)
-            saved = _SAVED.search(results["archival_memory_insert"])
-            return _say(f"Noted, I saved that to archival memory [record {saved.group(1)}]."
-                        if saved else "Noted.")
+            saved = results["archival_memory_insert"].record_id
+            return _say(f"Noted, I saved that to archival memory [record {saved}]."
+                        if saved is not None else "Noted.")
         return AssistantTurn(content="Hello! Tell me something to remember, or ask me "
                                      "about something you told me.")
 
 
-def _since_last_user(messages: list[dict[str, Any]]) -> tuple[str, dict[str, str], list[str]]:
-    """(latest user text, {tool name: result text}, failure texts) for the current turn."""
-    start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    user_text = messages[start]["content"] if start >= 0 else ""
-    names: dict[str, str] = {}
-    results: dict[str, str] = {}
-    failures: list[str] = []
-    for message in messages[start + 1:]:
-        for call in message.get("tool_calls") or ():
-            names[call["id"]] = call["function"]["name"]
-        if message.get("role") == "tool":
-            content = message.get("content", "")
-            name = names.get(message.get("tool_call_id"), "")
-            if content.startswith("[failed"):
-                failures.append(content.split("] ", 1)[-1])
-            else:
-                results[name] = content
-    return user_text, results, failures
-
-
-def _answer(question: str, results: dict[str, str]) -> str:
-    records = [(record_id, text) for record_id, head, text
-               in _RECORD.findall(results["archival_memory_search"]) if "QUARANTINED" not in head]
-    if records:
-        record_id, text = records[0]
-        return f"From my archival memory: {text} [record {record_id}]"
-    for message_id, head, speaker, text in _MESSAGE.findall(results["conversation_search"]):
-        if "QUARANTINED" not in head and speaker != "assistant" \
-                and text.strip() != question.strip() \
-                and not text.rstrip().endswith("?"):
-            return f'From our earlier conversation: {speaker} said "{text}" [message {message_id}]'
+def _answer(question: str, results: dict[str, ToolResult]) -> str:
+    """The best usable hit, quoted and cited: a record, else an earlier user message that
+    is neither this question nor another one. Quarantined hits are never quoted."""
+    for hit in results["archival_memory_search"].hits:
+        if not hit.quarantined:
+            return f"From my archival memory: {hit.text} [record {hit.id}]"
+    for hit in results["conversation_search"].hits:
+        if not hit.quarantined and hit.speaker != "assistant" \
+                and hit.text.strip() != question.strip() and not hit.text.rstrip().endswith("?"):
+            return f'From our earlier conversation: {hit.speaker} said "{hit.text}" ' \
+                   f"[message {hit.id}]"
     return "I could not find anything about that in my memory."
 
 

@@ -19,6 +19,10 @@ The three IDF variants (N documents, n of them contain the term):
   itself negative the "floor" is negative too, so a match can lower a score.
 - ``"fts5"``: the same ratio as okapi, but values at or below zero become 1e-6, as SQLite
   FTS5's `bm25()` computes it (see `vmem.search` for the rest of FTS5's formula).
+
+The arithmetic lives here once: `lucene_idf`, `okapi_idf`, `fts5_idf`, `length_norm` and
+`term_score` are used by `BM25Index`, by the stores' pruned search and by the per-term
+explanation of their hits. FTS5's fixed parameters are `FTS5_K1` and `FTS5_B`.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -35,6 +39,7 @@ from .errors import StoreError
 
 IDF_VARIANTS = ("lucene", "okapi", "fts5")
 FTS5_IDF_FLOOR = 1e-6
+FTS5_K1, FTS5_B = 1.2, 0.75  # what SQLite FTS5's bm25() uses: it cannot be configured
 
 # Scripts written without spaces between words: each character is its own term (as
 # Lucene's standard analyzer does), so a Chinese or Japanese sentence is searchable.
@@ -83,6 +88,29 @@ def tokenize(text: str) -> list[str]:
     return _token_pattern().findall(unicodedata.normalize("NFC", text.casefold()))
 
 
+def lucene_idf(docs: int, df: int) -> float:
+    """ln(1 + (N - n + 0.5) / (n + 0.5)): never negative."""
+    return math.log(1 + (docs - df + 0.5) / (df + 0.5))
+
+
+def okapi_idf(docs: int, df: int) -> float:
+    """ln((N - n + 0.5) / (n + 0.5)) as rank-bm25 computes it, before its floor: negative
+    for a term in more than half the documents."""
+    return math.log(docs - df + 0.5) - math.log(df + 0.5)
+
+
+def fts5_idf(docs: int, df: int) -> float:
+    """FTS5's idf: ln((N - n + 0.5) / (n + 0.5)), at or below zero replaced by 1e-6."""
+    value = math.log((docs - df + 0.5) / (df + 0.5))
+    return value if value > 0 else FTS5_IDF_FLOOR
+
+
+def length_norm(length: int, avgdl: float, b: float) -> float:
+    """1 - b + b * |D| / avgdl: above 1 for a longer document than average, below for a
+    shorter one (b = 0: length is ignored)."""
+    return 1 - b + b * length / avgdl
+
+
 def term_score(idf: float, tf: float, norm: float, k1: float) -> float:
     """One term's contribution, with FTS5's order of floating-point operations.
 
@@ -91,6 +119,23 @@ def term_score(idf: float, tf: float, norm: float, k1: float) -> float:
     if tf == 0:
         return 0.0
     return idf * (tf * (k1 + 1)) / (tf + k1 * norm)
+
+
+def contributions(query: Sequence[str], doc_terms: Sequence[str], idf: Mapping[str, float],
+                  avgdl: float, k1: float, b: float) -> dict[str, float]:
+    """Each query term's part of one document's score, for the terms it contains.
+
+    `query` and `doc_terms` are analysed terms; `idf` maps each query term to its idf. A
+    word repeated in the query adds up; the parts sum to the document's score (terms
+    added in query order, as `BM25Index.scores` and FTS5 do).
+    """
+    counts = Counter(doc_terms)
+    norm = length_norm(len(doc_terms), avgdl, b)
+    parts: dict[str, float] = {}
+    for term in query:
+        if term in counts:
+            parts[term] = parts.get(term, 0.0) + term_score(idf[term], counts[term], norm, k1)
+    return parts
 
 
 @dataclass(frozen=True)
@@ -190,27 +235,23 @@ class BM25Index:
         """The inverse document frequency of `term` under this index's variant."""
         n, df = len(self._docs), self.df(term)
         if self.idf_variant == "lucene":
-            return math.log(1 + (n - df + 0.5) / (df + 0.5))
+            return lucene_idf(n, df)
         if self.idf_variant == "fts5":
-            value = math.log((n - df + 0.5) / (df + 0.5))
-            return value if value > 0 else FTS5_IDF_FLOOR
+            return fts5_idf(n, df)
         if df == 0:
             return 0.0  # rank-bm25 gives unknown words no weight
-        value = self._raw_okapi(df)
+        value = okapi_idf(n, df)
         return value if value >= 0 else self._okapi_negative_floor()
-
-    def _raw_okapi(self, df: int) -> float:
-        n = len(self._docs)
-        return math.log(n - df + 0.5) - math.log(df + 0.5)
 
     def _okapi_negative_floor(self) -> float:
         if self._okapi_floor is None:
-            raw = [self._raw_okapi(len(postings)) for postings in self._postings.values()]
+            n = len(self._docs)
+            raw = [okapi_idf(n, len(postings)) for postings in self._postings.values()]
             self._okapi_floor = self.epsilon * (sum(raw) / len(raw))
         return self._okapi_floor
 
     def _norm(self, doc_id: Hashable) -> float:
-        return 1 - self.b + self.b * self._lengths[doc_id] / self.avgdl
+        return length_norm(self._lengths[doc_id], self.avgdl, self.b)
 
     def scores(self, query: str) -> dict[Hashable, float]:
         """Score of every document containing at least one query term (insertion order).

@@ -1,12 +1,13 @@
-"""One persisted agent: every memory tier in one SQLite file, through one connection.
+"""One persisted agent: every memory tier in one store (by default one SQLite file).
 
 `Memory.open("agent.db")` gives an object with `core`, `context`, `recall`, `archival`
 and `session_id`. The file holds core memory (with each block's edit history), the recall
-log, archival records with their FTS5 index, the context's summary and in-context message
-ids, and a sessions table: each open starts a new session. Every append to the context
-commits its message, the queue and the summary in one transaction, and every core edit
-commits with its history, so a killed process loses at most the write in flight. Closing
-and reopening (in another process too) renders the same prompt.
+log, archival records with their full-text index, the context's summary and in-context
+message ids, and a sessions table: each open starts a new session. Every append to the
+context commits its message, the queue and the summary in one transaction, and every core
+edit commits with its history, so a killed process loses at most the write in flight.
+Closing and reopening (in another process too) renders the same prompt. All of it goes
+through one storage backend (`vmem.storage`), chosen from the path by `open_backend`.
 
 One writer per agent: an open `Memory` holds an advisory lock on `<file>.lock` (released
 by the operating system when the process dies) and a second `Memory.open` of the same
@@ -16,34 +17,32 @@ processes may still read and search the file (`ArchivalStore(path)`, `RecallStor
 or insert archival records, at any time: WAL lets readers run beside the writer.
 
 A scope (`{"user_id": "u1"}`) binds the whole agent to one user or agent: its messages,
-records, core memory and context state are kept apart from other scopes in the same file,
-and its stores count only its own rows, so its prompt never shows another scope's activity.
-The tools and the context apply the scope for you. `memory.archival` and `memory.recall`
-are the file's stores, shared by every scope: when you call their `search`, `records`,
-`get`, `insert`, `delete` or `invalidate` yourself, pass `scope=memory.scope`. Ranking
-statistics (document counts and frequencies) are shared by all scopes of a file,
-so where that matters, use one file per user.
+records, core memory and context state are kept apart from other scopes in the same file.
+`memory.archival` and `memory.recall` are bound to the scope: their `search`, `records`,
+`get`, `insert`, `delete`, `invalidate` and `len()` act within it without being asked
+(an explicit `scope=` may narrow it, never leave it), and so do the tools and the
+context. Ranking statistics (document counts and frequencies) are shared by all scopes of
+a file, so where that matters, use one file per user.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
-import sqlite3
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from .archival import ArchivalStore
 from .clock import Clock, utc_now
 from .context import MainContext
 from .core import Block, CoreMemory
-from .errors import AgentLockedError, StoreError, StoreFormatError
+from .errors import AgentLockedError, StoreError
 from .recall import RecallStore
-from .search import Where
-from .store import check_scope, connect, from_json, time_to_db, to_json, transaction
+from .storage.backends import open_backend, sessions_in
+from .storage.base import Backend
+from .store import check_scope
 from .summarize import Summarizer
 from .tokens import Counter
 
@@ -53,13 +52,13 @@ DEFAULT_MAX_TOKENS = 4000  # tool schemas alone take about 1,000 (ApproxCounter)
 
 
 class Memory:
-    """All tiers of one agent, sharing one SQLite connection. Build it with `Memory.open`."""
+    """All tiers of one agent, sharing one storage backend. Build it with `Memory.open`."""
 
-    def __init__(self, conn: sqlite3.Connection, *, scope: dict[str, str], session_id: int,
+    def __init__(self, backend: Backend, *, scope: dict[str, str], session_id: int,
                  core: CoreMemory, context: MainContext, recall: RecallStore,
                  archival: ArchivalStore, clock: Clock, path: str,
                  lock: TextIO | None) -> None:
-        self.conn = conn
+        self.backend = backend
         self.scope: dict[str, str] | None = scope or None
         self.session_id = session_id
         self.core = core
@@ -69,6 +68,7 @@ class Memory:
         self.clock = clock
         self.path = path
         self._lock = lock
+        self._closed = False
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ":memory:",
@@ -90,68 +90,63 @@ class Memory:
         where = os.fspath(path)
         lock = None if where in ("", ":memory:") else _lock(where)
         try:
-            conn = connect(where)
+            backend = open_backend(where)
         except BaseException:
             _unlock(lock)
             raise
         try:
-            return cls._load(conn, scope, where, lock, clock, system=system,
-                             max_tokens=max_tokens, core=core, warn_at=warn_at,
-                             flush_to=flush_to, summarizer=summarizer, counter=counter)
-        except BaseException as error:
-            conn.close()
+            with backend.damaged(where):
+                return cls._load(backend, scope, where, lock, clock, system=system,
+                                 max_tokens=max_tokens, core=core, warn_at=warn_at,
+                                 flush_to=flush_to, summarizer=summarizer, counter=counter)
+        except BaseException:
+            backend.close()
             _unlock(lock)
-            if isinstance(error, sqlite3.DatabaseError) and \
-                    not isinstance(error, sqlite3.OperationalError):  # corrupt pages
-                raise StoreFormatError(
-                    f"{where} is corrupt or unreadable ({error}); it was left untouched "
-                    "(the session it started was rolled back). Restore it from a backup.") \
-                    from error
             raise
 
     @classmethod
-    def _load(cls, conn: sqlite3.Connection, scope: dict[str, str], path: str,
+    def _load(cls, backend: Backend, scope: dict[str, str], path: str,
               lock: TextIO | None, clock: Clock, *, system: str, max_tokens: int,
               core: CoreMemory | None, warn_at: float, flush_to: float,
               summarizer: Summarizer | None, counter: Counter | None) -> Memory:
-        key = to_json(scope)
-        with transaction(conn):
-            session_id = conn.execute(
-                "INSERT INTO sessions (scope, started_at) VALUES (?, ?)",
-                (key, time_to_db(clock()))).lastrowid
-            core = _load_core(conn, key, clock) or _save_core(
-                conn, key, core or CoreMemory.default(clock=clock), clock)
-        if scope:
-            recall: RecallStore = _ScopedRecall(conn, clock=clock, scope=scope)
-            archival: ArchivalStore = _ScopedArchival(conn, clock=clock, scope=scope)
-        else:
-            recall, archival = RecallStore(conn, clock=clock), ArchivalStore(conn, clock=clock)
-        journal = _Journal(conn, key)
+        with backend.transaction():
+            session_id = backend.start_session(scope, clock())
+            blocks = backend.load_core(scope)
+            if not blocks:  # a new agent
+                blocks = (core or CoreMemory.default(clock=clock)).to_dict(history=True)["blocks"]
+                backend.create_core(scope, blocks)
+            core = CoreMemory.from_dict({"blocks": blocks}, clock=clock)
+        recall = RecallStore(backend, clock=clock, scope=scope)
+        archival = ArchivalStore(backend, clock=clock, scope=scope)
+        journal = _Journal(backend, scope)
         context = MainContext(system, core, max_tokens, recall=recall, archival=archival,
                               warn_at=warn_at, flush_to=flush_to, summarizer=summarizer,
                               counter=counter, clock=clock, scope=scope or None,
                               journal=journal)
-        row = conn.execute("SELECT state FROM context_state WHERE scope = ?", (key,)).fetchone()
-        if row is not None:
-            context.restore(from_json(row[0]))
+        state = backend.load_context(scope)
+        if state is not None:
+            context.restore(state)
         context.fit()
         core.on_change = journal.save_block
-        return cls(conn, scope=scope, session_id=session_id, core=core, context=context,
+        return cls(backend, scope=scope, session_id=session_id, core=core, context=context,
                    recall=recall, archival=archival, clock=clock, path=path, lock=lock)
+
+    @staticmethod
+    def count_sessions(path: str | os.PathLike[str]) -> int:
+        """How many sessions (of every scope) the agent stored at `path` holds, read
+        without writing to it or locking it: 0 for a new path or a file that is not a
+        vmem store (`Memory.open` then says why)."""
+        return sessions_in(os.fspath(path))
 
     def sessions(self) -> list[tuple[int, datetime]]:
         """(session id, start time) of every session of this scope, oldest first."""
-        rows = self.conn.execute("SELECT id, started_at FROM sessions WHERE scope = ? "
-                                 "ORDER BY id", (to_json(self.scope or {}),))
-        return [(row[0], datetime.fromisoformat(row[1])) for row in rows]
+        return self.backend.sessions(self.scope or {})
 
     def close(self) -> None:
-        """Close the connection and release the writer lock; safe to call twice."""
-        if self._lock is None and self.conn is None:
-            return
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None  # type: ignore[assignment]
+        """Close the backend and release the writer lock; safe to call twice."""
+        if not self._closed:
+            self.backend.close()
+            self._closed = True
         _unlock(self._lock)
         self._lock = None
 
@@ -169,69 +164,18 @@ class Memory:
 class _Journal:
     """Writes the context state and core blocks of one scope, in the caller's transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, scope_key: str) -> None:
-        self.conn = conn
-        self.scope_key = scope_key
+    def __init__(self, backend: Backend, scope: dict[str, str]) -> None:
+        self.backend = backend
+        self.scope = scope
 
-    def transaction(self) -> AbstractContextManager[Any]:
-        return transaction(self.conn)
+    def transaction(self) -> AbstractContextManager[None]:
+        return self.backend.transaction()
 
     def record(self, context: MainContext) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO context_state (scope, state) VALUES (?, ?)",
-                          (self.scope_key, json.dumps(context.state())))
+        self.backend.save_context(self.scope, context.state())
 
     def save_block(self, block: Block) -> None:
-        with transaction(self.conn):
-            self.conn.execute("UPDATE core_blocks SET block = ? WHERE scope = ? AND label = ?",
-                              (to_json(block.to_dict(history=True)), self.scope_key,
-                               block.label))
-
-
-class _ScopedRecall(RecallStore):
-    """Recall storage as a scoped agent sees it: `len` counts only the messages of its
-    scope, so its prompt's memory status never shows, or depends on, other scopes."""
-
-    def __init__(self, conn: sqlite3.Connection, *, clock: Clock, scope: dict[str, str]) -> None:
-        super().__init__(conn, clock=clock)
-        self.scope = scope
-
-    def __len__(self) -> int:
-        return _count(self.conn, "messages", self.scope)
-
-
-class _ScopedArchival(ArchivalStore):
-    """Archival storage as a scoped agent sees it: `len` counts only its scope's records."""
-
-    def __init__(self, conn: sqlite3.Connection, *, clock: Clock, scope: dict[str, str]) -> None:
-        super().__init__(conn, clock=clock)
-        self.scope = scope
-
-    def __len__(self) -> int:
-        return _count(self.conn, "archival", self.scope)
-
-
-def _count(conn: sqlite3.Connection, table: str, scope: dict[str, str]) -> int:
-    """Rows of `table` whose scope has every key and value of `scope`, as searches match."""
-    where = Where().scope(scope)
-    return conn.execute(f"SELECT count(*) FROM {table} AS d WHERE {where.sql}",
-                        where.params).fetchone()[0]
-
-
-def _load_core(conn: sqlite3.Connection, key: str, clock: Clock) -> CoreMemory | None:
-    rows = conn.execute("SELECT block FROM core_blocks WHERE scope = ? ORDER BY position",
-                        (key,)).fetchall()
-    if not rows:
-        return None
-    return CoreMemory.from_dict({"blocks": [from_json(row[0]) for row in rows]}, clock=clock)
-
-
-def _save_core(conn: sqlite3.Connection, key: str, core: CoreMemory, clock: Clock
-               ) -> CoreMemory:
-    """Store a new agent's core memory and return a copy bound to `clock`."""
-    blocks = core.to_dict(history=True)["blocks"]
-    conn.executemany("INSERT INTO core_blocks (scope, position, label, block) VALUES (?,?,?,?)",
-                     [(key, i, block["label"], to_json(block)) for i, block in enumerate(blocks)])
-    return CoreMemory.from_dict({"blocks": blocks}, clock=clock)
+        self.backend.save_block(self.scope, block.to_dict(history=True))
 
 
 # --- the writer lock -------------------------------------------------------------------

@@ -2,52 +2,41 @@
 
 Eviction only removes messages from the prompt; they stay here, searchable, so nothing
 is ever lost. Messages keep every field (name, session, turn, tool calls, meta) and come
-back exactly as they went in. Search ranks with BM25 through the same SQLite/FTS5 path
-as archival storage (`vmem.search`); only user and assistant messages are indexed, since
-tool results and system notices (such as memory-pressure warnings) are never worth
-paging back in.
+back exactly as they went in. Search ranks with BM25 through the storage backend, like
+archival storage; only user and assistant messages are indexed, since tool results and
+system notices (such as memory-pressure warnings) are never worth paging back in.
+
+A store bound to a scope (`RecallStore(..., scope={"user_id": "ana"})`, as `Memory`
+builds it) stores, counts, gets and searches only that scope's messages.
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 
-from .clock import Clock, utc_now
+from .clock import Clock, ensure_utc, utc_now
 from .errors import StoreError
 from .messages import ROLES, Message, Page
-from .search import FtsIndex, SearchCache, Where, search_page
-from .store import (
-    MAX_MESSAGE_CHARS,
-    check_paging,
-    check_scope,
-    check_size,
-    connect,
-    from_json,
-    snapshot,
-    time_from_db,
-    time_to_db,
-    to_json,
-)
+from .storage.backends import Target, open_backend
+from .storage.base import Filter, Scope
+from .store import MAX_MESSAGE_CHARS, check_paging, check_size, to_json
+from .tier import check_period, search_page, within
 
 SEARCHABLE_ROLES = ("user", "assistant")
-_INDEX = FtsIndex("messages_fts", "messages")
-_COLUMNS = ("id, role, content, name, session_id, turn, created_at, tool_calls, "
-            "tool_call_id, meta")
 
 
 class RecallStore:
-    """Every message ever appended, in SQLite (":memory:", a file path, or a connection)."""
+    """Every message ever appended: ":memory:", a file path, a connection or a backend."""
 
-    def __init__(self, path_or_connection: str | os.PathLike[str] | sqlite3.Connection
-                 = ":memory:", *, clock: Clock | None = None) -> None:
-        self.conn = connect(path_or_connection)
+    def __init__(self, path_or_connection: Target = ":memory:", *, clock: Clock | None = None,
+                 scope: Scope | None = None) -> None:
+        self.backend = open_backend(path_or_connection)
         self.clock = clock or utc_now
-        self._cache = SearchCache(_INDEX)
+        self.scope = within(None, scope) or None  # the scope every call acts within
 
-    def add(self, message: Message, scope: dict[str, str] | None = None) -> Message:
+    def add(self, message: Message, scope: Scope | None = None) -> Message:
         """Store `message`, filling in its `id` and `created_at` when missing; return it.
 
         The message object is only updated once it is safely committed.
@@ -55,48 +44,31 @@ class RecallStore:
         if not isinstance(message, Message):
             raise StoreError(f"recall stores Message objects, got {type(message).__name__}")
         check_size("the message", message.content, MAX_MESSAGE_CHARS)
-        scope = check_scope(scope)
+        scope = within(self.scope, scope)
         created_at = self.clock() if message.created_at is None else message.created_at
         try:
-            created_text = time_to_db(created_at)
-            tool_calls = None if message.tool_calls is None else to_json(message.tool_calls)
-            meta = to_json(message.meta)
-        except (TypeError, ValueError) as exc:
+            ensure_utc(created_at)
+            for value in (message.tool_calls, message.meta):
+                to_json(value)
+        except (TypeError, ValueError, AttributeError) as exc:
             raise StoreError(f"message cannot be stored: {exc} (created_at must be "
                              "timezone-aware; tool_calls and meta must be JSON)") from exc
-        try:
-            with self._cache.writing(self.conn) as changes:
-                cursor = self.conn.execute(
-                    f"INSERT INTO messages ({_COLUMNS}, scope) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (message.id, message.role, message.content, message.name,
-                     message.session_id, message.turn, created_text, tool_calls,
-                     message.tool_call_id, meta, to_json(scope)))
-                if message.role in SEARCHABLE_ROLES:
-                    changes.append((cursor.lastrowid,
-                                    _INDEX.add(self.conn, cursor.lastrowid, message.content), 1))
-        except sqlite3.IntegrityError as exc:
-            raise StoreError(f"message {message.id} is already in recall storage; "
-                             "store a new Message (without an id) instead") from exc
-        message.id = cursor.lastrowid
+        message.id = self.backend.add_message(
+            replace(message, created_at=created_at), scope,
+            searchable=message.role in SEARCHABLE_ROLES)
         message.created_at = created_at
         return message
 
-    def get(self, message_id: int) -> Message:
-        """The message with this id (StoreError if there is none)."""
-        return self.get_many([message_id])[0]
+    def get(self, message_id: int, *, scope: Scope | None = None) -> Message:
+        """The message with this id (StoreError if there is none in the scope)."""
+        return self.get_many([message_id], scope=scope)[0]
 
-    def get_many(self, ids: Iterable[int]) -> list[Message]:
+    def get_many(self, ids: Iterable[int], *, scope: Scope | None = None) -> list[Message]:
         """The messages with these ids, in the order given."""
         ids = list(ids)
-        found: dict[int, Message] = {}
-        unique = list(dict.fromkeys(ids))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start:start + 500]
-            marks = ", ".join("?" * len(chunk))
-            for row in self.conn.execute(
-                    f"SELECT {_COLUMNS} FROM messages WHERE id IN ({marks})", chunk):
-                found[row[0]] = _message(row)
+        unique = tuple(dict.fromkeys(ids))
+        found = {message.id: message for message in self.backend.messages(
+            Filter(scope=within(self.scope, scope), ids=unique))}
         missing = [message_id for message_id in unique if message_id not in found]
         if missing:
             raise StoreError(f"no message with id {', '.join(map(str, missing))} in recall "
@@ -104,27 +76,28 @@ class RecallStore:
         return [found[message_id] for message_id in ids]
 
     def __len__(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+        """Messages stored in this store's scope (all of them when it has none)."""
+        return self.backend.count("recall", Filter(scope=self.scope))
 
     def last_turn(self, session_id: int) -> int:
         """The highest turn number stored for `session_id` (0 before its first turn), so a
         new agent on a running session numbers its turns on from there."""
-        row = self.conn.execute("SELECT max(turn) FROM messages WHERE session_id = ?",
-                                (session_id,)).fetchone()
-        return row[0] or 0
+        return self.backend.last_turn(session_id, self.scope or {})
 
-    def search(self, query: str, roles: Iterable[str] | None = None,
+    def search(self, query: str, top_k: int = 5, page: int = 0, *,
+               page_size: int | None = None, roles: Iterable[str] | str | None = None,
                start: datetime | None = None, end: datetime | None = None,
-               page: int = 0, page_size: int = 5,
-               scope: dict[str, str] | None = None) -> Page:
-        """Messages ranked by BM25 for `query`, best first, one page at a time.
+               scope: Scope | None = None) -> Page:
+        """Messages ranked by BM25 for `query`, `top_k` per page, best first.
 
-        `roles` keeps only those roles (tool results and system notices are never
-        searched); `start`/`end` keep messages created in that period (both inclusive);
-        `scope` keeps messages stored with every given key and value.
+        `page_size` is a synonym of `top_k` (it wins when given). `roles` keeps only
+        those roles (tool results and system notices are never searched); `start`/`end`
+        keep messages created in that period (both inclusive); `scope` narrows the
+        store's own scope to messages stored with every given key and value.
         """
-        check_paging(page, page_size)
-        where = Where().period(start, end).scope(scope)
+        size = top_k if page_size is None else page_size
+        check_paging(page, size, size_name="top_k" if page_size is None else "page_size")
+        check_period(start, end)
         if roles is not None:
             roles = [roles] if isinstance(roles, str) else list(roles)
             unknown = [role for role in roles if role not in ROLES]
@@ -132,18 +105,11 @@ class RecallStore:
                 raise StoreError(f"unknown role(s) {unknown}; roles are {', '.join(ROLES)}, "
                                  f"and only {' and '.join(SEARCHABLE_ROLES)} messages are "
                                  "searchable")
-            where.add(f"d.role IN ({', '.join('?' * len(roles))})", *roles)
-        self._cache.refresh(self.conn)  # before the snapshot: see SearchCache.refresh
-        with snapshot(self.conn):  # rank and load the same state of the file
-            return search_page(self.conn, _INDEX, query, where, page=page,
-                               page_size=page_size, load=self.get_many,
-                               text_of=lambda message: message.content, cache=self._cache)
+        where = Filter(scope=within(self.scope, scope), start=start, end=end,
+                       roles=None if roles is None else tuple(roles))
+        return search_page(query, page, size, lambda terms, limit, offset:
+                           self.backend.search("recall", terms, where, limit, offset))
 
-
-def _message(row: tuple) -> Message:
-    (message_id, role, content, name, session_id, turn, created_at, tool_calls,
-     tool_call_id, meta) = row
-    return Message(role=role, content=content, name=name, id=message_id,
-                   session_id=session_id, turn=turn, created_at=time_from_db(created_at),
-                   tool_calls=None if tool_calls is None else from_json(tool_calls),
-                   tool_call_id=tool_call_id, meta=from_json(meta))
+    def close(self) -> None:
+        """Close the backend (its connection); safe to call twice."""
+        self.backend.close()

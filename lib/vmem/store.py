@@ -1,4 +1,4 @@
-"""The one small SQLite layer that recall and archival storage share.
+"""The SQLite backend's files: opening, schema, transactions; and the size limits.
 
 It owns four things, each in one place:
 
@@ -16,7 +16,9 @@ It owns four things, each in one place:
   one commit.
 - **The size limits** (`MAX_*`) and the checks that enforce them.
 
-Full-text search over these tables lives in `vmem.search`.
+Full-text search over these tables lives in `vmem.search` and `vmem.storage.topk`; the
+backend that uses all of them is `vmem.storage.sqlite.SqliteBackend`. The limits and
+their checks are not SQLite's: the stores apply them before any backend sees a value.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ SCHEMA_V1: tuple[str, ...] = (
     )""",
     "CREATE INDEX messages_created_at ON messages(created_at)",
     "CREATE VIRTUAL TABLE messages_fts USING fts5(terms, tokenize='ascii')",
-    # read by vmem.search.SearchCache: each term's postings (fts5vocab) and each document's length
+    # read by vmem.storage.topk.SearchCache: each term's postings (fts5vocab), each row's length
     "CREATE VIRTUAL TABLE messages_vocab USING fts5vocab(messages_fts, instance)",
     "CREATE TABLE messages_lengths (id INTEGER PRIMARY KEY, length INTEGER NOT NULL)",
     """CREATE TABLE archival (

@@ -238,7 +238,7 @@ def test_file_store_persists_records_and_index(tmp_path, clock):
     first.insert("persisted fact about llamas", tags=["animals"], scope=U1)
     first.insert("to be deleted llamas")
     first.delete(2)
-    first.conn.close()
+    first.backend.conn.close()
     again = ArchivalStore(path, clock=clock)
     assert again.search("llamas", tags=["animals"], scope=U1).ids == [1]
     assert again.search("llamas").total == 1

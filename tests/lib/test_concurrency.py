@@ -46,13 +46,13 @@ def test_searching_beside_a_writing_memory_never_sees_a_locked_database(tmp_path
     (tmp_path / "agent.db.stop").touch()
     assert all(_result(searcher) >= 20 for searcher in searchers)
     with Memory.open(path) as memory:
-        assert memory.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert memory.backend.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert len(memory.archival.records(include_invalid=True)) == 100  # a third deleted
 
 
 def test_two_archival_writers_in_two_processes_lose_no_insert(tmp_path):
     path = tmp_path / "agent.db"
-    ArchivalStore(path).conn.close()
+    ArchivalStore(path).close()
     writers = [_start("archival", path, 200) for _ in range(2)]
     assert [_result(writer) for writer in writers] == [200, 200]
     store = ArchivalStore(path)
@@ -76,10 +76,10 @@ def test_a_second_memory_is_refused_by_name_in_another_process_and_in_this_one(t
         assert "ArchivalStore(path)" in out  # and it says what may run beside it
         with pytest.raises(AgentLockedError, match=f"process {os.getpid()}"):
             Memory.open(path)
-        state = memory.conn.execute("SELECT state FROM context_state").fetchone()
+        state = memory.backend.conn.execute("SELECT state FROM context_state").fetchone()
     # the refused opens changed nothing: the writer's state is what it committed
     with Memory.open(path) as again:
-        assert again.conn.execute("SELECT state FROM context_state").fetchone() == state
+        assert again.backend.conn.execute("SELECT state FROM context_state").fetchone() == state
         assert [m.content for m in again.context.messages] == ["I keep bees on the roof."]
     assert _result(_start("open", path, 0)) == 0  # closed: the lock is free again
 

@@ -105,11 +105,11 @@ def test_an_agent_file_migrates_forward_with_everything_kept(tmp_path, monkeypat
     monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, migration))
     monkeypatch.setattr(store, "SCHEMA_VERSION", store.SCHEMA_VERSION + 1)
     with Memory.open(path) as new:
-        assert new.conn.execute("PRAGMA user_version").fetchone() == (store.SCHEMA_VERSION,)
+        assert new.backend.conn.execute("PRAGMA user_version").fetchone() == (store.SCHEMA_VERSION,)
         assert new.context.render()[:-1] == prompt
         assert [record.text for record in new.archival.records()] == records
         assert new.archival.search("tomato").total == 40
-        new.conn.execute("INSERT INTO notes (body) VALUES ('the new table works')")
+        new.backend.conn.execute("INSERT INTO notes (body) VALUES ('the new table works')")
 
 
 def test_a_failing_migration_rolls_back_whole(tmp_path, monkeypatch):

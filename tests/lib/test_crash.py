@@ -93,7 +93,7 @@ def test_sigkill_at_random_moments_loses_no_committed_write(tmp_path):
         reported = _kill_after(path, trial, rng.uniform(0.02, 0.25))
         reported_total += len(reported)
         with Memory.open(path, max_tokens=MAX_TOKENS) as memory:
-            conn = memory.conn
+            conn = memory.backend.conn
             assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
             _check_indexes(conn)
             _check_no_duplicates(conn)
@@ -154,6 +154,6 @@ def test_reopening_with_a_smaller_budget_renders_within_it(tmp_path):
     with Memory.open(path, max_tokens=600) as memory:  # flushed on open, and saved
         assert memory.context.tokens() <= 600
         assert memory.context.messages[-1].id == newest and memory.context.summary
-        state = memory.conn.execute("SELECT state FROM context_state").fetchone()
+        state = memory.backend.conn.execute("SELECT state FROM context_state").fetchone()
     with Memory.open(path, max_tokens=600) as memory:
-        assert memory.conn.execute("SELECT state FROM context_state").fetchone() == state
+        assert memory.backend.conn.execute("SELECT state FROM context_state").fetchone() == state

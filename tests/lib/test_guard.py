@@ -12,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vmem.guard import Guard, Verdict, wrap_untrusted
+from vmem.guard_patterns import TEXT_PATTERNS, WORD_PATTERNS
+from vmem.guard_signals import SIGNALS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 KINDS = (
@@ -31,6 +33,58 @@ def _lines(name: str) -> list[str]:
 @pytest.fixture(scope="module")
 def guard() -> Guard:
     return Guard()
+
+
+# --- the pattern data has no duplicates -------------------------------------------------
+
+def _alternatives(regex: str) -> list[list[str]]:
+    """The alternatives of every group in `regex` (the whole regex counts as one group),
+    skipping escapes and character classes: "a(?:b|c|b)" -> [["b", "c", "b"], ["a(?:b|c|b)"]]."""
+    groups: list[list[str]] = []
+    stack: list[tuple[list[str], int]] = [([], 0)]  # (alternatives so far, start of current)
+    i = 0
+    while i < len(regex):
+        char = regex[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":  # skip to the class's closing "]"
+            i += 2 if regex[i + 1] == "^" else 1
+            i += regex[i] == "]"  # a "]" first in a class is a literal
+            while regex[i] != "]":
+                i += 2 if regex[i] == "\\" else 1
+        elif char == "(":
+            start = i + 1
+            if regex.startswith("(?", i):  # (?:  (?=  (?!  (?<=  (?<!
+                start = i + (4 if regex.startswith(("(?<=", "(?<!"), i) else 3)
+            stack.append(([], start))
+            i = start
+            continue
+        elif char == "|":
+            stack[-1][0].append(regex[stack[-1][1]:i])
+            stack[-1] = (stack[-1][0], i + 1)
+        elif char == ")":
+            alternatives, start = stack.pop()
+            groups.append([*alternatives, regex[start:i]])
+        i += 1
+    alternatives, start = stack.pop()
+    groups.append([*alternatives, regex[start:]])
+    return groups
+
+
+def test_alternatives_splits_groups_and_skips_classes() -> None:
+    regex = r"a(?:b|c|b)[|(\]]\|(?<!x|y)"
+    assert _alternatives(regex) == [["b", "c", "b"], ["x", "y"], [regex]]
+
+
+def test_no_pattern_or_alternative_is_duplicated() -> None:
+    regexes = [rx for _kind, rx in WORD_PATTERNS + TEXT_PATTERNS]
+    regexes += [rx for _name, _weight, rx in SIGNALS]
+    assert len(set(regexes)) == len(regexes), "the same regex twice"
+    assert len({name for name, _weight, _rx in SIGNALS}) == len(SIGNALS)
+    duplicated = {alternative for regex in regexes for group in _alternatives(regex)
+                  for alternative in group if group.count(alternative) > 1}
+    assert not duplicated, f"listed twice in one alternation: {sorted(duplicated)}"
 
 
 # --- the labelled sets (targets from issue 4) -------------------------------------------

@@ -6,18 +6,24 @@ relatively (`from .store import ...`) or absolutely (`import vmem.store`). The l
 DESIGN's, with the helper modules placed where their imports put them:
 
     0  errors, clock            the error family and the injectable clock: import nothing
-    1  tokens, messages         DESIGN's first layer
+    1  tokens, messages,        DESIGN's first layer, plus signatures (tool schemas and
+       signatures               argument checks from Python signatures: it needs only text)
     2  core, bm25, summarize,   DESIGN's second layer, plus quiz (the lessons' self-check
-       guard, quiz              questions: it needs only errors, and viz shows it)
-    3  store, search            the SQLite layer recall and archival share (files, schema,
-                                transactions, limits), and full-text search over it
+       guard, quiz, outcomes    questions: it needs only errors, and viz shows it), then
+                                outcomes (a tool call's result as data: guard verdicts)
+    3  store, search, storage,  the storage layer: the backend protocol (storage.base), the
+       tier                     SQLite files, schema, transactions and limits (store), its
+                                full-text index (search) and pruned top-k (storage.topk),
+                                the SQLite backend (storage.sqlite), the choice of backend
+                                (storage.backends), and what recall and archival share
+                                above it (tier: bound scope, one page of hits)
     4  recall, archival
-    5  context
+    5  context, then protocols  the seams the tools and the agent are typed against
     6  memory, tools
-    7  agent
+    7  turn, then agent         a turn as data and its one timeline, then the loop
     8  llm, viz, grading, demo, bench, classroom, and the eval package, whose modules
        are ordered among themselves: locomo, metrics, analysis < synthetic, runner <
-       budget < cli
+       budget < cli; viz's shared HTML helpers come before its four widget modules
     9  chat                     the interactive front end: uses demo's printing and llm
     10 __main__                 the command line: dispatches to every front end
 
@@ -35,14 +41,18 @@ PACKAGE = Path(__file__).resolve().parents[2] / "lib" / "vmem"
 
 LAYERS: dict[str, tuple[int, int]] = {
     "errors": (0, 0), "clock": (0, 0), "text": (0, 0),
-    "tokens": (1, 0), "messages": (1, 0),
+    "tokens": (1, 0), "messages": (1, 0), "signatures": (1, 0),
     "core": (2, 0), "bm25": (2, 0), "summarize": (2, 0), "guard": (2, 0), "course.quiz": (2, 0),
-    "store": (3, 0), "search": (3, 1), "storage.postgres_search": (3, 2),
+    "guard_patterns": (1, 0), "guard_signals": (1, 0), "outcomes": (2, 1),
+    "store": (3, 0), "storage.base": (3, 0), "search": (3, 1), "storage.topk": (3, 2),
+    "storage.sqlite": (3, 3), "storage.backends": (3, 4), "tier": (3, 5),
     "recall": (4, 0), "archival": (4, 0),
-    "context": (5, 0),
+    "context": (5, 0), "protocols": (5, 1),
     "memory": (6, 0), "tools": (6, 0),
-    "agent": (7, 0),
-    "llm": (8, 0), "viz": (8, 0), "course.grading": (8, 0), "grading": (8, 1),
+    "turn": (7, 0), "agent": (7, 1),
+    "llm": (8, 0), "viz.markup": (8, 0), "viz.box": (8, 0), "viz.eviction": (8, 1),
+    "viz.retrieval": (8, 1), "viz.trace": (8, 1), "viz.quiz": (8, 1),
+    "course.grading": (8, 0), "grading": (8, 1),
     "course.demo": (8, 0), "course.classroom": (8, 0), "eval.errors": (1, 0),
     "eval.locomo": (8, 0), "eval.metrics": (8, 0), "eval.analysis": (8, 0),
     "eval.synthetic": (8, 1), "eval.runner": (8, 1),

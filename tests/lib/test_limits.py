@@ -216,7 +216,7 @@ def test_hostile_queries_give_results_or_a_clear_error(stores, query):
     archival, recall, memory_tools = stores
     _search_everywhere(archival, recall, memory_tools, query)
     assert archival.search("harbour").total == 1  # nothing was dropped or rewritten
-    assert [name for (name,) in archival.conn.execute(
+    assert [name for (name,) in archival.backend.conn.execute(
         "SELECT name FROM sqlite_master WHERE name = 'archival'")] == ["archival"]
 
 

@@ -21,7 +21,6 @@ from vmem.course.demo import open_demo_memory, play, step_lines
 from vmem.errors import AgentLockedError, BlockLimitError, StoreFormatError
 from vmem.memory import Memory
 from vmem.messages import Message
-from vmem.store import transaction
 
 ANA = {"user_id": "ana"}
 BOB = {"user_id": "bob"}
@@ -40,8 +39,8 @@ def python(code: str, cwd: Path) -> str:
 
 def test_all_tiers_share_one_connection_and_commit_together(tmp_path):
     with Memory.open(tmp_path / "agent.db") as memory:
-        assert memory.recall.conn is memory.conn and memory.archival.conn is memory.conn
-        with pytest.raises(RuntimeError), transaction(memory.conn):
+        assert memory.recall.backend is memory.backend is memory.archival.backend
+        with pytest.raises(RuntimeError), memory.backend.transaction():
             memory.archival.insert("Ana's sister Maya lives in Lisbon.")
             memory.recall.add(Message("user", "My sister Maya lives in Lisbon."))
             raise RuntimeError("the process failed half way")

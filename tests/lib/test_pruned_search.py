@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from vmem.archival import ArchivalStore
 from vmem.bm25 import BM25Index, tokenize
 from vmem.clock import StepClock
-from vmem.search import FtsIndex, SearchCache, Where
+from vmem.search import FtsIndex, Where
+from vmem.storage.topk import SearchCache
 from vmem.store import connect, transaction
 
 VOCAB = [f"w{i}" for i in range(30)]
@@ -129,12 +130,12 @@ def test_a_rolled_back_insert_never_reaches_the_ranking():
     for text in ["w1 w2", "w1", "w3 w1 w1"]:
         mirror.insert(text)
     mirror.check("w1 w3")  # fills the cache
-    with pytest.raises(RuntimeError), transaction(mirror.store.conn):
+    with pytest.raises(RuntimeError), transaction(mirror.store.backend.conn):
         mirror.store.insert("w1 w3 w3 w3")
         assert mirror.store.search("w3").total == 2  # inside: sees its own write
         raise RuntimeError("roll back")
     mirror.check("w1 w3")
-    with transaction(mirror.store.conn):  # committed by the caller's transaction
+    with transaction(mirror.store.backend.conn):  # committed by the caller's transaction
         new = mirror.store.insert("w3 w3")
     mirror.index.add(new, "w3 w3")
     mirror.check("w1 w3")
@@ -215,10 +216,10 @@ def test_the_lengths_table_follows_the_index_through_writes(tmp_path):
     store = ArchivalStore(tmp_path / "a.db")
     ids = [store.insert(text) for text in ["alpha beta gamma, Ünïcode", "two", "Alpha!"]]
     store.delete(ids[1])
-    with pytest.raises(RuntimeError), transaction(store.conn):
+    with pytest.raises(RuntimeError), transaction(store.backend.conn):
         store.insert("rolled back words")
         raise RuntimeError("roll back")
-    lengths = dict(store.conn.execute("SELECT id, length FROM archival_lengths"))
+    lengths = dict(store.backend.conn.execute("SELECT id, length FROM archival_lengths"))
     assert lengths == {record.id: len(tokenize(record.text))
                        for record in store.records(include_invalid=True)}
     assert lengths == {ids[0]: 4, ids[2]: 1}

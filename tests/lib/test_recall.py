@@ -48,7 +48,7 @@ def test_every_field_round_trips_exactly_through_a_file(tmp_path, clock):
     recall = RecallStore(path, clock=clock)
     for message in original:
         recall.add(message)
-    recall.conn.close()
+    recall.backend.conn.close()
     assert RecallStore(path).get_many([1, 2, 3, 4]) == original
 
 

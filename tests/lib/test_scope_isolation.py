@@ -112,3 +112,37 @@ def test_memory_tools_context_and_core_keep_users_apart(agent_file):
             assert every.page.total == len(mine)
             assert f"[record {theirs[0]} " not in every.content
             assert len(memory.sessions()) == 2  # its own: the fill and this one
+
+
+def test_a_scoped_memorys_stores_act_within_its_scope_by_default(agent_file):
+    # Called directly, without scope=..., memory.archival and memory.recall are Ana's.
+    path, ana_ids, ben_ids = agent_file
+    with Memory.open(path, scope=ANA, clock=StepClock()) as memory:
+        archival, recall = memory.archival, memory.recall
+        page = archival.search(WORDS, top_k=100, include_invalid=True)
+        assert sorted(page.ids) == ana_ids and page.total == len(ana_ids)
+        assert [r.id for r in archival.records(include_invalid=True)] == ana_ids
+        since = datetime(2000, 1, 1, tzinfo=timezone.utc)
+        assert [r.id for r in archival.list_records_since(since)] == ana_ids
+        assert len(archival) == len(ana_ids)
+        for refused in (archival.get, archival.delete, archival.invalidate):
+            with pytest.raises(StoreError, match="in this scope"):
+                refused(ben_ids[0])
+        new = archival.insert(f"ana fact 7: {WORDS}")
+        assert archival.get(new).scope == ANA
+        said = recall.search(WORDS, top_k=100)
+        _only((hit.record.content for hit in said), "ana")
+        assert said.total == 6  # Ana's six user messages
+        assert len(recall) == 12 and len(RecallStore(path)) == 24  # hers, and the file's
+        ben_message = RecallStore(path).search("ben", top_k=1, scope=BEN).ids[0]
+        with pytest.raises(StoreError, match=f"no message with id {ben_message}"):
+            recall.get(ben_message)
+        # an explicit scope narrows the bound one, and may never leave it
+        assert archival.search(WORDS, scope={"agent_id": "x"}).total == 0
+        for reach in (lambda: archival.search(WORDS, scope=BEN),
+                      lambda: archival.records(scope=BEN),
+                      lambda: recall.search(WORDS, scope=BEN),
+                      lambda: archival.insert("sneaky", scope=BEN)):
+            with pytest.raises(StoreError, match="bound to scope"):
+                reach()
+    assert len(ArchivalStore(path)) == len(ana_ids) + len(ben_ids) + 1  # unbound: the file

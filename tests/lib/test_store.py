@@ -75,7 +75,7 @@ def _vmem_file(path) -> bytes:
     archival = ArchivalStore(path)
     for number in range(300):
         archival.insert(f"record number {number} with a few words to fill some pages")
-    archival.conn.close()
+    archival.backend.conn.close()
     return path.read_bytes()
 
 
@@ -150,7 +150,7 @@ def test_an_older_file_is_migrated_forward(tmp_path, monkeypatch):
     path = tmp_path / "old.db"
     archival = ArchivalStore(path)
     record_id = archival.insert("kept across the upgrade")
-    archival.conn.close()
+    archival.backend.conn.close()
     step = ("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",)
     monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, step))
     monkeypatch.setattr(store, "SCHEMA_VERSION", 2)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from vmem.clock import StepClock
+from vmem.context import MainContext
+from vmem.core import CoreMemory
 from vmem.messages import Message
 from vmem.summarize import ExtractiveSummarizer, Summarizer
 
@@ -92,5 +97,43 @@ def test_deterministic_and_unicode_safe() -> None:
     assert "Zürich" in first and first.startswith("The user told me: older line\n")
 
 
-def test_is_a_summarizer() -> None:
-    assert isinstance(ExtractiveSummarizer(), Summarizer)
+def _flushing_context(summarizer: Summarizer | None) -> tuple[MainContext, list[Message]]:
+    """A small context given notes until it has flushed twice; (context, notes appended)."""
+    clock = StepClock()
+    context = MainContext("You are a helpful assistant.", CoreMemory.default(clock=clock), 300,
+                          clock=clock, summarizer=summarizer)
+    notes = []
+    while sum(event.kind == "evicted" for event in context.events) < 2:
+        notes.append(Message("user", f"Note {len(notes)}: my locker code today is "
+                                     f"{1000 + 7 * len(notes)}."))
+        context.append(notes[-1])
+    return context, notes
+
+
+def test_the_default_summary_is_the_extractive_one() -> None:
+    context, _ = _flushing_context(None)
+    evicted = [i for event in context.events if event.kind == "evicted"
+               for i in event.message_ids]
+    first, second = [event for event in context.events if event.kind == "summarized"]
+    messages = context.recall.get_many(evicted)
+    expected = ExtractiveSummarizer().summarize(None, messages[:len(first.message_ids)])
+    assert first.detail == expected
+    assert second.detail == ExtractiveSummarizer().summarize(
+        expected, messages[len(first.message_ids):])
+    assert context.summary == second.detail
+
+
+def test_any_object_with_summarize_is_used_with_the_old_summary_and_the_evicted() -> None:
+    class Counting:  # no base class: the protocol is structural
+        def __init__(self) -> None:
+            self.calls: list[tuple[str | None, list[int]]] = []
+
+        def summarize(self, previous: str | None, messages: Sequence[Message]) -> str:
+            self.calls.append((previous, [message.id for message in messages]))
+            return f"summary {len(self.calls)}"
+
+    summarizer = Counting()
+    context, _ = _flushing_context(summarizer)
+    evictions = [list(event.message_ids) for event in context.events if event.kind == "evicted"]
+    assert summarizer.calls == [(None, evictions[0]), ("summary 1", evictions[1])]
+    assert context.summary == "summary 2"

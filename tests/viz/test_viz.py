@@ -2,6 +2,9 @@
 
 Expected numbers come from the lesson's token rule and the BM25 formula written out here,
 and from the recording a `MainContext` keeps of itself, never from the code under test.
+The pure functions need only the standard library, so only the tests that build a widget
+class (marked `needs_widgets`) skip when ipywidgets is missing; a test below runs this
+file with ipywidgets hidden to prove it.
 """
 
 from __future__ import annotations
@@ -23,12 +26,21 @@ from vmem.agent import Agent, ScriptedPolicy, ToolCall
 from vmem.archival import ArchivalStore
 from vmem.bm25 import tokenize
 from vmem.clock import StepClock
-from vmem.context import MainContext
+from vmem.context import Event, MainContext
 from vmem.core import CoreMemory
+from vmem.course.demo import step_lines
 from vmem.memory import Memory
 from vmem.messages import Message
+from vmem.turn import TraceRow, Turn
 
-pytest.importorskip("ipywidgets")
+try:
+    import ipywidgets  # noqa: F401  (only to know whether the widget classes can be built)
+except ImportError:
+    HAVE_WIDGETS = False
+else:
+    HAVE_WIDGETS = True
+
+needs_widgets = pytest.mark.skipif(not HAVE_WIDGETS, reason="the widget classes need ipywidgets")
 
 SYSTEM = "You are a helpful assistant."
 
@@ -340,6 +352,7 @@ def test_trace_html_shows_the_rows_up_to_a_step() -> None:
 
 # -- the widgets: every control over its range -----------------------------------------
 
+@needs_widgets
 def test_eviction_viewer_step_slider_shows_each_frame(recorded) -> None:
     viewer = viz.EvictionViewer(recorded)
     frames = viz.replay(recorded).frames
@@ -351,6 +364,7 @@ def test_eviction_viewer_step_slider_shows_each_frame(recorded) -> None:
     assert "differs from the recording" not in viewer.output.value
 
 
+@needs_widgets
 def test_eviction_viewer_budget_slider_replays_and_reset_returns(recorded) -> None:
     viewer = viz.EvictionViewer(recorded, step=len(conversation()))
     budget = viewer.budget
@@ -369,6 +383,7 @@ def test_eviction_viewer_budget_slider_replays_and_reset_returns(recorded) -> No
     assert facts_of(viewer.output.value) == viz.replay(recorded).frames[-1].facts()
 
 
+@needs_widgets
 def test_retrieval_explorer_controls_rerank_live(store) -> None:
     explorer = viz.RetrievalExplorer(store)
     records = store.records()
@@ -404,6 +419,7 @@ def test_retrieval_explorer_controls_rerank_live(store) -> None:
     assert facts_of(explorer.output.value) == expected()
 
 
+@needs_widgets
 def test_trace_viewer_slider_reveals_the_turn_step_by_step() -> None:
     turn = run_turn([("archival_memory_search", {"query": "sister", "request_heartbeat": True}),
                      ("send_message", {"message": "Porto."})])
@@ -457,6 +473,7 @@ def docstring_example(widget: type) -> tuple[str, str]:
     return "\n".join(code[:-1]), code[-1]
 
 
+@needs_widgets
 def test_the_docstring_examples_build_what_they_promise() -> None:
     built = {}
     for widget in (viz.EvictionViewer, viz.RetrievalExplorer, viz.TraceViewer):
@@ -469,3 +486,60 @@ def test_the_docstring_examples_build_what_they_promise() -> None:
     top = facts_of(built[viz.RetrievalExplorer].output.value)["bm25"][0]
     assert "sister" in built[viz.RetrievalExplorer].records[top - 1].text
     assert built[viz.TraceViewer].view()[-1].kind == "answer"
+
+
+# -- one timeline, three views ---------------------------------------------------------
+
+
+def planted_rows(turn) -> list[TraceRow]:
+    """A timeline no walk of `turn` would give: its search result, then a made-up flush."""
+    search = turn.calls[0]
+    flush = Event("evicted", search.result.time, (5, 6), 40, 300)
+    return [TraceRow(0, "user", "user message", turn.user),
+            TraceRow(1, "result", "planted result", "planted text", exchange=search),
+            TraceRow(1, "eviction", "planted flush", "planted detail", event=flush)]
+
+
+def test_one_timeline_feeds_the_trace_and_the_terminal_lines(monkeypatch) -> None:
+    turn = run_turn([("archival_memory_search", {"query": "sister", "request_heartbeat": True}),
+                     ("send_message", {"message": "Porto."})])
+    assert turn.rows() == viz.trace_rows(turn)
+    assert turn.trace() == ['step 1: archival_memory_search {"query": "sister", '
+                            '"request_heartbeat": true} -> ok',
+                            'step 2: send_message {"message": "Porto."} -> ok']
+    monkeypatch.setattr(Turn, "rows", planted_rows)
+    assert turn.trace() == ['step 1: archival_memory_search {"query": "sister", '
+                            '"request_heartbeat": true} -> ok']
+    assert step_lines(turn) == [
+        'step 1  archival_memory_search {"query": "sister", "request_heartbeat": true} '
+        "-> 1 found: record 1",
+        "! flush: the 2 oldest messages (ids 5-6, 40 tokens) evicted to recall; the prompt "
+        "is now 300"]
+
+
+@needs_widgets
+def test_one_timeline_feeds_the_trace_viewer(monkeypatch) -> None:
+    turn = run_turn([("archival_memory_search", {"query": "sister", "request_heartbeat": True}),
+                     ("send_message", {"message": "Porto."})])
+    monkeypatch.setattr(Turn, "rows", planted_rows)
+    viewer = viz.TraceViewer(turn)
+    assert viewer.rows == tuple(planted_rows(turn))
+    assert facts_of(viewer.output.value)["kinds"] == ["user", "result", "eviction"]
+    assert "planted flush" in viewer.output.value
+
+
+def test_the_pure_functions_are_tested_without_ipywidgets() -> None:
+    """Run this file with ipywidgets hidden: every test passes but the widget-class ones,
+    which skip."""
+    script = ("import sys\nsys.modules['ipywidgets'] = None\nimport pytest\n"
+              f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-rs', {__file__!r}, "
+              "'-k', 'not without_ipywidgets']))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    marked = sum(1 for _, value in globals().items()
+                 if callable(value) and getattr(value, "pytestmark", None)
+                 and any(mark.name == "skipif" for mark in value.pytestmark))
+    summary = result.stdout.strip().splitlines()[-1]
+    assert f"{marked} skipped" in summary and " passed" in summary, summary
+    assert summary.count("failed") == 0

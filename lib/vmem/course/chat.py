@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-from ..agent import Agent, Policy, RulePolicy
+from ..agent import Agent, AnyPolicy, RulePolicy
 from ..memory import Memory
 from .demo import step_lines
 
@@ -28,7 +28,7 @@ HELP = """commands:
 anything else is a message to the agent"""
 
 
-def build_policy(args: argparse.Namespace) -> Policy:
+def build_policy(args: argparse.Namespace) -> AnyPolicy:
     """The rule policy, or `OpenAIPolicy` when a model is named (key from --api-key-env)."""
     if not args.model:
         return RulePolicy()
@@ -106,8 +106,8 @@ def _command(text: str, memory: Memory, out: TextIO) -> bool:
         if not query:
             print("usage: /search QUERY, e.g. /search sister birthday", file=out)
         else:
-            archival = memory.archival.search(query, scope=memory.scope)
-            recall = memory.recall.search(query, scope=memory.scope)
+            archival = memory.archival.search(query)  # both stores act within memory.scope
+            recall = memory.recall.search(query)
             print(f"archival memory: {archival.render()}\nrecall memory: {recall.render()}",
                   file=out)
     else:

@@ -13,28 +13,30 @@ Session 1 (a new agent) follows the lesson's reference build, with no LLM:
 A later session on the same file ("what did I tell you last time?") searches recall for
 the earlier conversation and archival memory for the facts, and cites both.
 
-The agent is scripted: its tool calls are fixed, but every answer is written from the
-cited lines its searches put in the prompt, as a model would, so it never claims more than
-memory returned. Time comes from a `StepClock` (session n starts n - 1 weeks after session
+The agent is scripted: its tool calls are fixed, but every answer is written from what
+this turn's tool calls returned (the record ids, the hits, the guard's verdicts, read as data
+from the agent's `TurnState`), so it never claims more than memory returned and never
+quotes a quarantined hit. Time comes from a `StepClock` (session n starts n - 1 weeks after session
 1), so the same steps give byte-identical output.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any, TextIO
 
-from ..agent import Action, Agent, AssistantTurn, ScriptedPolicy, ToolCall, Turn
+from ..agent import Action, Agent, AssistantTurn, ScriptedPolicy, ToolCall, Turn, TurnState
 from ..clock import StepClock
+from ..context import Event
 from ..memory import Memory
+from ..outcomes import ShownHit
 from ..text import one_line
+from ..tools import ToolResult
+from ..turn import Exchange
 
 DEMO_BUDGET = 1760
 """The demo's default `max_tokens`: the tool schemas alone take more than half of it."""
@@ -93,27 +95,28 @@ SMALL_TALK: tuple[tuple[str, str], ...] = (
 @dataclass
 class Scene:
     """One user turn of the script: the user's text, the agent's fixed actions, and
-    optionally a function that writes the final answer from the prompt."""
+    optionally a function that writes the final answer from this turn's tool results."""
 
     user: str
     actions: Sequence[Action] = ()
-    answer: Callable[[list[dict[str, Any]]], str] | None = None
+    answer: Callable[[Sequence[ToolResult]], str] | None = None
 
 
 class ScenePolicy:
-    """Plays one `Scene`: its fixed actions in order, then `send_message(answer(prompt))`."""
+    """Plays one `Scene`: its fixed actions in order, then `send_message(answer(results))`.
+
+    A `StatePolicy`: the answer is written from the turn's structured results."""
 
     def __init__(self, scene: Scene) -> None:
         self.script = ScriptedPolicy(scene.actions)
         self.answer = scene.answer
 
-    def respond(self, messages: list[dict[str, Any]],
-                tools: list[dict[str, Any]]) -> AssistantTurn:
-        """The scene's scripted actions, then the answer written from this turn's search results."""
+    def decide(self, state: TurnState) -> AssistantTurn:
+        """The scene's scripted actions, then the answer written from this turn's results."""
         if self.answer is None or self.script.played < len(self.script.actions):
-            return self.script.respond(messages, tools)
+            return self.script.respond(state.messages, state.tools)
         return AssistantTurn(tool_calls=[ToolCall("send_message",
-                                                  {"message": self.answer(messages)})])
+                                                  {"message": self.answer(state.results)})])
 
 
 # -- the script ---------------------------------------------------------------------
@@ -149,68 +152,49 @@ def return_scene() -> Scene:
     return Scene(RETURN_QUESTION, [recall, archival], answer=_answer_last_time)
 
 
-# -- answers written from the prompt, like a model reading its search results -------
-
-_SAVED = re.compile(r"Saved as archival record (\d+)")
-_CITED = re.compile(r"^> \[(record|message) (\d+) \| session (\S+), turn (\S+) \| [^\]|]*\] "
-                    r"(.*)$", re.MULTILINE)
+# -- answers written from the results, like a model reading its search results -----
 
 
-@dataclass(frozen=True)
-class Cited:
-    """One cited line found in a tool result (quarantined lines are never parsed)."""
-
-    kind: str  # "record" or "message"
-    id: int
-    session: str
-    turn: str
-    text: str
-
-    def citation(self) -> str:
-        """The citation an answer appends, e.g. `[record 3, session 1, turn 2]`."""
-        return f"[{self.kind} {self.id}, session {self.session}, turn {self.turn}]"
+def usable_hits(results: Sequence[ToolResult]) -> list[ShownHit]:
+    """Every search hit of these results that the guard did not quarantine, in the order
+    shown."""
+    return [hit for result in results for hit in result.hits if not hit.quarantined]
 
 
-def _this_turn(messages: list[dict[str, Any]]) -> list[str]:
-    """The tool results of the current turn (after the newest user message)."""
-    start = max(i for i, message in enumerate(messages) if message["role"] == "user")
-    return [message["content"] for message in messages[start:] if message["role"] == "tool"]
+def citation(hit: ShownHit) -> str:
+    """The citation an answer appends, e.g. `[record 3, session 1, turn 2]`."""
+    return f"[{hit.kind} {hit.id}, session {_known(hit.session_id)}, turn {_known(hit.turn)}]"
 
 
-def cited_lines(messages: list[dict[str, Any]]) -> list[Cited]:
-    """Every cited search hit in this turn's tool results, in the order shown."""
-    return [Cited(kind, int(number), session, turn, text)
-            for result in _this_turn(messages)
-            for kind, number, session, turn, text in _CITED.findall(result)]
+def _known(value: int | None) -> str:
+    return "?" if value is None else str(value)
 
 
-def _confirm_saved(messages: list[dict[str, Any]]) -> str:
-    saved = [match.group(1) for result in _this_turn(messages)
-             for match in _SAVED.finditer(result)]
+def _confirm_saved(results: Sequence[ToolResult]) -> str:
+    saved = [result.record_id for result in results if result.record_id is not None]
     listed = ", ".join(f"[record {number}]" for number in saved)
     return f"Saved {len(saved)} facts to archival memory: {listed}." if saved else \
         "I could not save that."
 
 
-def _answer_from_archival(messages: list[dict[str, Any]]) -> str:
-    records = [hit for hit in cited_lines(messages) if hit.kind == "record"]
+def _answer_from_archival(results: Sequence[ToolResult]) -> str:
+    records = [hit for hit in usable_hits(results) if hit.kind == "record"]
     if not records:
         return "I could not find that in my memory."
     best = records[0]
-    return f"You told me: {best.text} {best.citation()}"
+    return f"You told me: {best.text} {citation(best)}"
 
 
-def _answer_last_time(messages: list[dict[str, Any]]) -> str:
-    hits = cited_lines(messages)
+def _answer_last_time(results: Sequence[ToolResult]) -> str:
+    hits = usable_hits(results)
     said = next((hit for hit in hits if hit.kind == "message"), None)
     records = [hit for hit in hits if hit.kind == "record"]
     if said is None and not records:
         return "I could not find an earlier conversation in my memory."
     parts = []
     if said is not None:
-        words = said.text.split(": ", 1)[-1]  # drop the speaker
-        parts.append(f"In session {said.session} you told me \"{one_line(words, 50)}\" "
-                     f"{said.citation()}.")
+        parts.append(f"In session {_known(said.session_id)} you told me "
+                     f"\"{one_line(said.text, 50)}\" {citation(said)}.")
     if records:
         parts.append("From archival memory: " + "; ".join(
             f"{hit.text.rstrip('.')} [record {hit.id}]" for hit in records) + ".")
@@ -223,25 +207,9 @@ def _answer_last_time(messages: list[dict[str, Any]]) -> str:
 def open_demo_memory(path: str = ":memory:", budget: int = DEMO_BUDGET) -> Memory:
     """The demo agent's memory at `path`, with a clock that starts session n at
     `DEMO_START` plus n - 1 weeks."""
-    clock = StepClock(DEMO_START + timedelta(weeks=_sessions_in(path)))
+    clock = StepClock(DEMO_START + timedelta(weeks=Memory.count_sessions(path)))
     return Memory.open(path, max_tokens=budget, warn_at=DEMO_WARN_AT, flush_to=DEMO_FLUSH_TO,
                        clock=clock)
-
-
-def _sessions_in(path: str) -> int:
-    """How many sessions the file already holds, read without writing to it. A new file
-    gives 0, and so does one that is not a vmem store (`Memory.open` then says why)."""
-    file = Path(path)
-    if path in ("", ":memory:") or not file.is_file():
-        return 0
-    try:
-        conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            return conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
 
 
 def play(memory: Memory, on_turn: Callable[[Turn], None] | None = None) -> list[Turn]:
@@ -295,10 +263,10 @@ def format_call(step: int, name: str, arguments: Any, outcome: str) -> str:
     return f"step {step}  {name} {shown}" + (f" -> {outcome}" if outcome else "")
 
 
-def _outcome(exchange: Any) -> str:
+def _outcome(exchange: Exchange) -> str:
     result = exchange.result
     if not result.ok:
-        return "failed: " + one_line(result.content.split("] ", 1)[-1], 80)
+        return "failed: " + one_line(f"{result.name}: {result.reason}", 80)
     if result.record_id is not None:
         return f"record {result.record_id}"
     if result.page is not None:
@@ -320,31 +288,34 @@ def format_turn(turn: Turn, label: str, width: int = 100) -> list[str]:
 
 
 def step_lines(turn: Turn, width: int = 100, answer: bool = True) -> list[str]:
-    """One line per step (a tool call with its arguments, or a plain-text answer) and one
-    per memory event (warning, flush, summary), in the order they happened. Long
-    arguments are clipped; the answer is shown whole, or left out with `answer=False`."""
-    timed: list[tuple[Any, int, str]] = []
-    for exchange in turn.calls:
-        arguments = exchange.call.arguments
-        if exchange.call.name == "send_message" and exchange.result.ok:
-            if not answer:
-                continue
-            line = f"step {exchange.step}  send_message {json.dumps(arguments, ensure_ascii=False)}"
+    """The terminal style of the turn's timeline (`Turn.rows()`): one line per tool call,
+    with its arguments and outcome, and one per memory event (warning, flush, summary), in
+    the order they happened, then a plain-text answer. Long arguments are clipped; the
+    answer is shown whole, or left out with `answer=False`."""
+    lines = []
+    for row in turn.rows():
+        if row.kind == "result" and row.exchange is not None:
+            line = _call_line(row.exchange, answer)
         else:
-            line = format_call(exchange.step, exchange.call.name, arguments, _outcome(exchange))
-        timed.append((exchange.result.time, 0, line))
-    for event in turn.events:
-        line = _event_line(event, width)
+            line = _event_line(row.event, width) if row.event is not None else None
         if line:
-            timed.append((event.time, 1, line))
-    lines = [line for _, _, line in sorted(timed, key=lambda item: item[:2])]
+            lines.append(line)
     if answer and turn.reply and not any(exchange.call.name == "send_message"
                                          for exchange in turn.calls):
         lines.append(f"step {turn.steps}  (plain text) {turn.reply}")
     return lines
 
 
-def _event_line(event: Any, width: int) -> str | None:
+def _call_line(exchange: Exchange, answer: bool) -> str | None:
+    arguments = exchange.call.arguments
+    if exchange.call.name == "send_message" and exchange.result.ok:
+        if not answer:
+            return None
+        return f"step {exchange.step}  send_message {json.dumps(arguments, ensure_ascii=False)}"
+    return format_call(exchange.step, exchange.call.name, arguments, _outcome(exchange))
+
+
+def _event_line(event: Event, width: int) -> str | None:
     if event.kind == "warned":
         return (f"! memory pressure at {event.tokens - event.size} tokens: a warning joins "
                 "the queue")

@@ -4,10 +4,11 @@ The lesson's claim, measured without an LLM. For each question (asked after the 
 conversation, as in LoCoMo) and each prompt budget, two prompts are assembled:
 
 - `fifo`: a plain FIFO window, the most recent turns that fit the budget;
-- `virtual/<ranker>`: virtual context, i.e. core memory text, a short recent queue (a quarter of
-  the budget), and turns paged in by searching the conversation with the question, best
-  hit first, each paged turn costing its cited line (`Message.cite()`), all within the
-  same budget.
+- `virtual/<ranker>`: virtual context, i.e. core memory text, the queue a `MainContext`
+  of that budget still holds (the whole conversation while it fits; else the newest turns
+  its last flush kept), and turns paged in by searching the conversation with the
+  question, best hit first, each paged turn costing its cited line (`Message.cite()`), all
+  within the same budget (`metrics.virtual_window`).
 
 The value is the mean fraction of the question's evidence turns inside the prompt, per
 category and overall, in percent. Tokens are counted with the default `ApproxCounter`;
@@ -26,7 +27,6 @@ from .metrics import MeanTable, fifo_window, fraction_in, virtual_window
 from .runner import CATEGORY_ORDER, RankConfig, ingest_turns
 
 BUDGETS = (1000, 2000, 4000, 8000, 16000)
-RECENT_SHARE = 0.25
 
 
 def budget_label(budget: int) -> str:
@@ -71,7 +71,6 @@ def evidence_in_budget(conversations: Sequence[Conversation],
                 ranked = searcher.rank(question.question, len(turns))
                 tables[f"virtual/{name}"].add(category, {
                     budget_label(b): fraction_in(virtual_window(
-                        costs, page_costs, ranked, b, core_tokens=core_tokens,
-                        recent_tokens=int(b * RECENT_SHARE)), evidence)
+                        costs, page_costs, ranked, b, core_tokens=core_tokens), evidence)
                     for b in budgets})
     return {name: table.as_dict(order=order) for name, table in tables.items()}

@@ -6,7 +6,8 @@ Both score the same thing, whether a question's evidence turns reach the model:
   units (a unit is a turn, or an observation or summary standing for several turns).
 - `fifo_window` / `virtual_window`: which turns are inside a prompt of a given token budget,
   (a) for a plain FIFO window of the most recent turns, (b) for virtual context: core
-  memory, a short recent queue, and turns paged in by a search with the question.
+  memory, the queue a `MainContext` of that budget holds (the whole conversation while it
+  fits), and turns paged in by a search with the question.
   `fraction_in` then says how much of the evidence made it in.
 
 `MeanTable` averages per-question values per category and overall, in percent.
@@ -61,30 +62,56 @@ def fifo_window(costs: Sequence[int], budget: int) -> int:
     return start
 
 
+def queue_window(costs: Sequence[int], room: int, flush_target: float) -> int:
+    """Start index of the queue a `MainContext` holds once every turn has been appended.
+
+    Turns join the queue while they fit in `room`; when the next one would not, the oldest
+    are evicted until the queue with it is at most `flush_target` tokens (the newest turn
+    always stays), as a flush does. A conversation that fits is never evicted.
+    """
+    start, used = 0, 0
+    for position, cost in enumerate(costs):
+        if used + cost > room:
+            while start < position and used + cost > flush_target:
+                used -= costs[start]
+                start += 1
+        used += cost
+    return start
+
+
 def virtual_window(costs: Sequence[int], page_costs: Sequence[int], ranked: Iterable[int],
-                   budget: int, *, core_tokens: int, recent_tokens: int) -> set[int]:
+                   budget: int, *, core_tokens: int, flush_to: float = 0.5) -> set[int]:
     """Positions of the turns inside a virtual-context prompt of `budget` tokens.
 
-    The prompt is built in the order a MemGPT-style agent fills it: core memory
-    (`core_tokens`, always present), then a recent queue of the newest turns that fit in
-    `min(recent_tokens, what is left)` (costs from `costs`), then search hits paged in best
-    first (costs from `page_costs`, which include the citation header a page shows) while
-    they fit; a hit that does not fit is skipped and the next one tried. Hits already in the
-    recent queue are not paged in twice.
+    The prompt is what a MemGPT-style agent holds after one search with the question: core
+    memory (`core_tokens`, always present); the queue of turns a `MainContext` with this
+    budget still holds (`queue_window`: all of them while they fit, else the newest ones
+    left by its last flush to `flush_to` of the budget); then search hits paged in best
+    first into the room left (costs from `page_costs`, which include the citation header a
+    page shows); a hit that does not fit is skipped. If not even the best hit fits, the
+    context flushes first, as it does when a tool result overflows it: the oldest queued
+    turns are evicted down to `flush_to` of the budget. Hits already in the queue are not
+    paged in twice.
     """
-    left = budget - core_tokens
-    if left <= 0:
+    room = budget - core_tokens
+    if room <= 0:
         return set()
-    start = fifo_window(costs, min(recent_tokens, left))
-    inside = set(range(start, len(costs)))
-    left -= sum(costs[start:])
+    target = flush_to * budget - core_tokens
+    start = queue_window(costs, room, target)
+    queue = list(range(start, len(costs)))
+    used = sum(costs[start:])
+    paged: set[int] = set()
     for position in ranked:
-        if position in inside:
+        if position in paged or position in queue:
             continue
-        if page_costs[position] <= left:
-            inside.add(position)
-            left -= page_costs[position]
-    return inside
+        cost = page_costs[position]
+        if not paged and used + cost > room:  # the page does not fit: flush first
+            while queue and used + cost > target:
+                used -= costs[queue.pop(0)]
+        if used + cost <= room:
+            paged.add(position)
+            used += cost
+    return set(queue) | paged
 
 
 class MeanTable:

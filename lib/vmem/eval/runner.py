@@ -245,6 +245,6 @@ def _unit_ranking(conversation: Conversation, name: str) -> Callable[[str, int],
     if name == "dialog/recall":
         recall = ingest_memory(turns).recall
         return lambda question, k: [hit.record.meta["dia_id"]
-                                    for hit in recall.search(question, page_size=k)]
+                                    for hit in recall.search(question, top_k=k)]
     turn_ranker = ingest_turns(turns, RankConfig.parse(name))
     return lambda question, k: [turns[p].meta["dia_id"] for p in turn_ranker.rank(question, k)]

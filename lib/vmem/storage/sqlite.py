@@ -1,0 +1,265 @@
+"""The SQLite backend: every tier of an agent in one SQLite file (or one connection).
+
+`SqliteBackend(target)` implements `vmem.storage.base.Backend`. `target` is ":memory:", a
+file path or an open `sqlite3.Connection` (shared by every store built on it). Opening,
+the schema, migrations and transactions are `vmem.store`'s; the FTS5 index and the
+translation of filters to SQL are `vmem.search`'s; the exact pruned top-k is
+`vmem.storage.topk`'s. This module is where they meet the stores' data: rows become
+`Record`s and `Message`s, a `Filter` becomes a `Where`, a search becomes `Ranked` hits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import StoreError, StoreFormatError
+from ..messages import Hit, Message, Record
+from ..search import FtsIndex, Where
+from ..store import (
+    connect,
+    from_json,
+    snapshot,
+    time_from_db,
+    time_to_db,
+    to_json,
+    transaction,
+)
+from .base import Filter, Ranked, Scope, Tier
+from .topk import SearchCache
+
+_INDEXES: dict[Tier, FtsIndex] = {"archival": FtsIndex("archival_fts", "archival"),
+                                  "recall": FtsIndex("messages_fts", "messages")}
+_RECORD_COLUMNS = ("d.id, d.text, d.tags, d.scope, d.session_id, d.turn_id, d.source_url, "
+                   "d.created_at, d.source, d.flagged, d.flag_reasons, d.invalid_at, "
+                   "d.superseded_by")
+_MESSAGE_COLUMNS = ("id, role, content, name, session_id, turn, created_at, tool_calls, "
+                    "tool_call_id, meta")
+
+
+class SqliteBackend:
+    """Records, messages, core blocks, sessions and context state in SQLite + FTS5."""
+
+    def __init__(self, target: str | os.PathLike[str] | sqlite3.Connection = ":memory:"
+                 ) -> None:
+        self.conn = connect(target)
+        self._caches = {tier: SearchCache(index) for tier, index in _INDEXES.items()}
+
+    # --- the store as a whole ---------------------------------------------------------
+    def schema_version(self) -> int:
+        return self.conn.execute("PRAGMA user_version").fetchone()[0]
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with transaction(self.conn):
+            yield
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        with snapshot(self.conn):
+            yield
+
+    @contextmanager
+    def damaged(self, where: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.DatabaseError as error:
+            if isinstance(error, sqlite3.OperationalError):  # locked, missing table, ...
+                raise
+            raise StoreFormatError(
+                f"{where} is corrupt or unreadable ({error}); it was left untouched (what "
+                "was being written was rolled back). Restore it from a backup.") from error
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # --- both searchable tiers --------------------------------------------------------
+    def search(self, tier: Tier, terms: Sequence[str], where: Filter, limit: int,
+               offset: int) -> Ranked:
+        index, cache, sql = _INDEXES[tier], self._caches[tier], _where(where)
+        cache.refresh(self.conn)  # before the snapshot: see SearchCache.refresh
+        with snapshot(self.conn):  # rank, load and explain the same state of the file
+            pruned = cache.search(self.conn, terms, sql, limit, offset)
+            total, rows, idf = pruned or (*index.search(self.conn, terms, sql, limit, offset),
+                                          None)
+            if not rows:
+                return Ranked(total)
+            ids = tuple(rowid for rowid, _ in rows)
+            loaded = self.records(Filter(ids=ids)) if tier == "archival" \
+                else self.messages(Filter(ids=ids))
+            by_id: dict[int, Any] = {value.id: value for value in loaded}
+            parts = index.contributions(self.conn, terms, ids, idf)
+        return Ranked(total, tuple(Hit(by_id[rowid], score, terms_of)
+                                   for (rowid, score), terms_of in zip(rows, parts, strict=True)))
+
+    def count(self, tier: Tier, where: Filter) -> int:
+        sql = _where(where)
+        return self.conn.execute(f"SELECT count(*) FROM {_INDEXES[tier].docs} AS d "
+                                 f"WHERE {sql.sql}", sql.params).fetchone()[0]
+
+    # --- archival records -------------------------------------------------------------
+    def insert_record(self, record: Record) -> int:
+        with self._caches["archival"].writing(self.conn) as changes:
+            rowid = self.conn.execute(
+                "INSERT INTO archival (text, tags, scope, session_id, turn_id, source_url, "
+                "created_at, source, flagged, flag_reasons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (record.text, to_json(list(record.tags)), to_json(dict(record.scope)),
+                 record.session_id, record.turn_id, record.source_url,
+                 time_to_db(record.created_at), record.source, int(record.flagged),
+                 to_json(list(record.flag_reasons)))).lastrowid
+            changes.append((rowid, _INDEXES["archival"].add(self.conn, rowid, record.text), 1))
+        return rowid
+
+    def records(self, where: Filter) -> list[Record]:
+        sql = _where(where)
+        rows = self.conn.execute(f"SELECT {_RECORD_COLUMNS} FROM archival AS d WHERE {sql.sql} "
+                                 "ORDER BY d.id", sql.params)
+        return [_record(row) for row in rows]
+
+    def delete_record(self, record_id: int, where: Filter) -> bool:
+        with self._caches["archival"].writing(self.conn) as changes:
+            if not self.count("archival", Filter(scope=where.scope, ids=(record_id,))):
+                return False
+            terms = _INDEXES["archival"].remove(self.conn, record_id)
+            if terms is not None:
+                changes.append((record_id, terms, -1))
+            self.conn.execute("DELETE FROM archival WHERE id = ?", (record_id,))
+        return True
+
+    def invalidate_record(self, record_id: int, at: datetime, superseded_by: int | None
+                          ) -> None:
+        with self._caches["archival"].writing(self.conn):  # the index is unchanged
+            self.conn.execute("UPDATE archival SET invalid_at = ?, superseded_by = ? "
+                              "WHERE id = ?", (time_to_db(at), superseded_by, record_id))
+
+    # --- recall messages --------------------------------------------------------------
+    def add_message(self, message: Message, scope: Scope, *, searchable: bool) -> int:
+        try:
+            with self._caches["recall"].writing(self.conn) as changes:
+                rowid = self.conn.execute(
+                    f"INSERT INTO messages ({_MESSAGE_COLUMNS}, scope) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (message.id, message.role, message.content, message.name,
+                     message.session_id, message.turn, time_to_db(message.created_at),
+                     None if message.tool_calls is None else to_json(message.tool_calls),
+                     message.tool_call_id, to_json(message.meta), to_json(dict(scope)))
+                ).lastrowid
+                if searchable:
+                    changes.append((rowid, _INDEXES["recall"].add(self.conn, rowid,
+                                                                  message.content), 1))
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"message {message.id} is already in recall storage; "
+                             "store a new Message (without an id) instead") from exc
+        return rowid
+
+    def messages(self, where: Filter) -> list[Message]:
+        sql = _where(where)
+        rows = self.conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages AS d "
+                                 f"WHERE {sql.sql} ORDER BY d.id", sql.params)
+        return [_message(row) for row in rows]
+
+    def last_turn(self, session_id: int, scope: Scope) -> int:
+        sql = Where().add("d.session_id = ?", session_id).scope(dict(scope))
+        row = self.conn.execute(f"SELECT max(d.turn) FROM messages AS d WHERE {sql.sql}",
+                                sql.params).fetchone()
+        return row[0] or 0
+
+    # --- one agent: sessions, core memory, the context's state ------------------------
+    def start_session(self, scope: Scope, at: datetime) -> int:
+        with transaction(self.conn):
+            return self.conn.execute("INSERT INTO sessions (scope, started_at) VALUES (?, ?)",
+                                     (to_json(dict(scope)), time_to_db(at))).lastrowid
+
+    def sessions(self, scope: Scope) -> list[tuple[int, datetime]]:
+        rows = self.conn.execute("SELECT id, started_at FROM sessions WHERE scope = ? "
+                                 "ORDER BY id", (to_json(dict(scope)),))
+        return [(row[0], datetime.fromisoformat(row[1])) for row in rows]
+
+    def load_core(self, scope: Scope) -> list[dict[str, Any]]:
+        rows = self.conn.execute("SELECT block FROM core_blocks WHERE scope = ? "
+                                 "ORDER BY position", (to_json(dict(scope)),))
+        return [from_json(row[0]) for row in rows]
+
+    def create_core(self, scope: Scope, blocks: Sequence[dict[str, Any]]) -> None:
+        key = to_json(dict(scope))
+        with transaction(self.conn):
+            self.conn.executemany(
+                "INSERT INTO core_blocks (scope, position, label, block) VALUES (?, ?, ?, ?)",
+                [(key, i, block["label"], to_json(block)) for i, block in enumerate(blocks)])
+
+    def save_block(self, scope: Scope, block: dict[str, Any]) -> None:
+        with transaction(self.conn):
+            self.conn.execute("UPDATE core_blocks SET block = ? WHERE scope = ? AND label = ?",
+                              (to_json(block), to_json(dict(scope)), block["label"]))
+
+    def load_context(self, scope: Scope) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT state FROM context_state WHERE scope = ?",
+                                (to_json(dict(scope)),)).fetchone()
+        return None if row is None else from_json(row[0])
+
+    def save_context(self, scope: Scope, state: dict[str, Any]) -> None:
+        with transaction(self.conn):
+            self.conn.execute("INSERT OR REPLACE INTO context_state (scope, state) "
+                              "VALUES (?, ?)", (to_json(dict(scope)), json.dumps(state)))
+
+
+def count_sessions(path: str) -> int:
+    """How many sessions (of every scope) the agent file at `path` holds, read without
+    writing to it: 0 for ":memory:", a missing file, or one that is not a vmem store."""
+    file = Path(path)
+    if path in ("", ":memory:") or not file.is_file():
+        return 0
+    try:
+        conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def _where(where: Filter) -> Where:
+    """The SQL conditions (on the table aliased `d`) that `where` stands for."""
+    sql = Where()
+    if where.ids is not None:
+        sql.add("d.id IN (SELECT value FROM json_each(?))", json.dumps(list(where.ids)))
+    sql.period(where.start, where.end).scope(None if where.scope is None else dict(where.scope))
+    if not where.include_invalid:
+        sql.hide("d.invalid_at IS NOT NULL")
+    if where.tags:
+        marks = ", ".join("?" * len(where.tags))
+        if where.tag_mode == "any":
+            sql.add(f"EXISTS (SELECT 1 FROM json_each(d.tags) WHERE value IN ({marks}))",
+                    *where.tags)
+        else:
+            sql.add(f"(SELECT count(*) FROM json_each(d.tags) WHERE value IN ({marks})) = ?",
+                    *where.tags, len(where.tags))
+    if where.roles is not None:
+        sql.add(f"d.role IN ({', '.join('?' * len(where.roles))})", *where.roles)
+    return sql
+
+
+def _record(row: tuple) -> Record:
+    (record_id, text, tags, scope, session_id, turn_id, source_url, created_at, source,
+     flagged, flag_reasons, invalid_at, superseded_by) = row
+    return Record(text=text, id=record_id, tags=tuple(from_json(tags)), scope=from_json(scope),
+                  session_id=session_id, turn_id=turn_id, source_url=source_url,
+                  created_at=time_from_db(created_at), source=source, flagged=bool(flagged),
+                  flag_reasons=tuple(from_json(flag_reasons)),
+                  invalid_at=time_from_db(invalid_at), superseded_by=superseded_by)
+
+
+def _message(row: tuple) -> Message:
+    (message_id, role, content, name, session_id, turn, created_at, tool_calls,
+     tool_call_id, meta) = row
+    return Message(role=role, content=content, name=name, id=message_id,
+                   session_id=session_id, turn=turn, created_at=time_from_db(created_at),
+                   tool_calls=None if tool_calls is None else from_json(tool_calls),
+                   tool_call_id=tool_call_id, meta=from_json(meta))

@@ -1,0 +1,25 @@
+"""The base class every widget extends, and the one place vmem.viz imports ipywidgets.
+
+Optional extra: the widgets need ipywidgets (`pip install "vmem[widgets]"`). Without it
+`Box` is a plain object, so the widget modules still import and their pure functions work;
+building a widget then raises an ImportError that says what to install.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:
+    import ipywidgets as widgets
+except ImportError:  # the pure functions work without it
+    widgets = None
+
+INSTALL_HINT = 'pip install "vmem[widgets]" (or pip install ipywidgets)'
+Box: Any = widgets.VBox if widgets is not None else object
+
+
+def require_widgets(name: str) -> None:
+    """Say what to install, before a widget is half built, when ipywidgets is missing."""
+    if widgets is None:
+        raise ImportError(f"{name} needs ipywidgets: {INSTALL_HINT}. The pure functions in "
+                          "vmem.viz (replay, retrieval_view, trace_rows, ...) work without it.")

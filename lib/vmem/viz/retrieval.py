@@ -1,0 +1,211 @@
+"""`RetrievalExplorer`: BM25 over an archival store's records, live, beside token overlap.
+
+Optional extra: the widget needs ipywidgets; the pure functions (`retrieval_view`,
+`overlap_ranking`, `retrieval_html`, ...) need only the standard library.
+
+`retrieval_view` ranks the records with the pure-Python `BM25Index` under any k1 and b,
+splits each hit's score by query term, and ranks the same records by the token-overlap
+baseline; `retrieval_html` draws both side by side. The widget wires a query box and the
+top_k, k1 and b sliders to them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..bm25 import BM25Index, tokenize
+from ..messages import Record
+from ..text import one_line, plural
+from .box import Box, require_widgets, widgets
+from .markup import TERM_COLORS, bar, escape, root, swatch
+
+
+@dataclass(frozen=True)
+class RankedHit:
+    """One BM25 hit: its score and each query term's share of it (terms in query order)."""
+
+    record_id: int
+    text: str
+    score: float
+    parts: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class OverlapHit:
+    """One hit of the baseline: the distinct query terms the record contains."""
+
+    record_id: int
+    text: str
+    matched: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RetrievalView:
+    """What `RetrievalExplorer` draws for one query and one setting of k1, b and top_k."""
+
+    query: str
+    terms: tuple[str, ...]  # distinct query terms, in query order
+    idf: tuple[float, ...]
+    df: tuple[int, ...]
+    k1: float
+    b: float
+    top_k: int
+    records: int
+    bm25: tuple[RankedHit, ...]
+    overlap: tuple[OverlapHit, ...]
+
+    def facts(self) -> dict[str, Any]:
+        """The rankings the view draws, as JSON-ready values (tests compare these)."""
+        return {"view": "retrieval", "query": self.query, "k1": round(self.k1, 2),
+                "b": round(self.b, 2), "top_k": self.top_k,
+                "bm25": [hit.record_id for hit in self.bm25],
+                "scores": [round(hit.score, 3) for hit in self.bm25],
+                "overlap": [hit.record_id for hit in self.overlap]}
+
+
+def build_index(records: Sequence[Record]) -> BM25Index:
+    """A pure-Python `BM25Index` over the records' text, keyed by record id."""
+    index = BM25Index()
+    for record in records:
+        index.add(record.id, record.text)
+    return index
+
+
+def overlap_ranking(query: str, records: Sequence[Record], top_k: int) -> list[OverlapHit]:
+    """The baseline: records ranked by how many distinct query terms they contain, ties
+    in insertion order; records sharing no term are left out."""
+    terms = list(dict.fromkeys(tokenize(query)))
+    hits = []
+    for record in records:
+        words = set(tokenize(record.text))
+        matched = tuple(term for term in terms if term in words)
+        if matched:
+            hits.append(OverlapHit(record.id, record.text, matched))
+    hits.sort(key=lambda hit: -len(hit.matched))  # stable: ties keep insertion order
+    return hits[:top_k]
+
+
+def retrieval_view(index: BM25Index, records: Sequence[Record], query: str, *,
+                   k1: float, b: float, top_k: int) -> RetrievalView:
+    """BM25 under `k1` and `b` beside the overlap baseline, `top_k` hits each.
+
+    `index` must index `records` (see `build_index`); it is not changed: scoring runs on a
+    shallow copy that shares its postings and takes its own k1 and b.
+    """
+    tuned = copy.copy(index)
+    tuned.k1, tuned.b = k1, b
+    terms = tuple(dict.fromkeys(tokenize(query)))
+    text = {record.id: record.text for record in records}
+    hits = []
+    for record_id, score in tuned.search(query, k=top_k):
+        shares: dict[str, float] = {}
+        for part in tuned.explain(query, record_id).terms:  # a repeated word counts twice
+            shares[part.term] = shares.get(part.term, 0.0) + part.contribution
+        hits.append(RankedHit(record_id, text[record_id], score,
+                              tuple((term, share) for term, share in shares.items() if share)))
+    return RetrievalView(query, terms, tuple(tuned.idf(term) for term in terms),
+                         tuple(tuned.df(term) for term in terms), k1, b, top_k, len(records),
+                         tuple(hits), tuple(overlap_ranking(query, records, top_k)))
+
+
+def retrieval_html(view: RetrievalView) -> str:
+    """The `RetrievalExplorer` picture of `view`, as HTML."""
+    if not view.terms:
+        body = (f"Type a query to rank the {plural(view.records, 'record')} "
+                "(it has no searchable words yet).")
+        return root("retrieval", view.facts(), body)
+    colors = {term: TERM_COLORS[i % len(TERM_COLORS)] for i, term in enumerate(view.terms)}
+    legend = " &nbsp; ".join(
+        f"{swatch(colors[term])}<b>{escape(term)}</b> idf {idf:.2f} (in {df} of {view.records})"
+        for term, idf, df in zip(view.terms, view.idf, view.df, strict=True))
+    bm25_rank = {hit.record_id: rank for rank, hit in enumerate(view.bm25, 1)}
+    scale = max((hit.score for hit in view.bm25), default=0.0) or 1.0
+    left = [f"<b>BM25</b> (k1 = {view.k1:.2f}, b = {view.b:.2f}): score split by term"]
+    for rank, hit in enumerate(view.bm25, 1):
+        segments = [(term, share, colors[term]) for term, share in hit.parts]
+        left.append(
+            f'<div style="margin-top:6px">{rank}. [record {hit.record_id}] score '
+            f"<b>{hit.score:.2f}</b>{bar(segments, scale, 14)}"
+            f'<div style="color:#555">{escape(one_line(hit.text, 90))}</div></div>')
+    right = ["<b>Token overlap</b> (baseline): distinct query terms shared"]
+    for rank, hit in enumerate(view.overlap, 1):
+        where = f"BM25 rank {bm25_rank[hit.record_id]}" if hit.record_id in bm25_rank \
+            else f"not in BM25's top {view.top_k}"
+        right.append(
+            f'<div style="margin-top:6px">{rank}. [record {hit.record_id}] '
+            f"<b>{len(hit.matched)}</b> of {len(view.terms)}: {escape(', '.join(hit.matched))}"
+            f' <span style="color:#888">({where})</span>'
+            f'<div style="color:#555">{escape(one_line(hit.text, 70))}</div></div>')
+    if not view.bm25:
+        left.append("<div><i>no record contains any query term</i></div>")
+    column = "flex:1; min-width:0; padding-right:12px"
+    body = (f"<div>Query terms: {legend}</div>"
+            f'<div style="display:flex; margin-top:8px"><div style="{column}">{"".join(left)}'
+            f'</div><div style="{column}; border-left:1px solid #ddd; padding-left:12px">'
+            f'{"".join(right)}</div></div>')
+    return root("retrieval", view.facts(), body)
+
+
+
+class RetrievalExplorer(Box):
+    """Rank an `ArchivalStore`'s records with BM25, live, beside token overlap.
+
+    Example::
+
+        from vmem import ArchivalStore
+        from vmem.viz import RetrievalExplorer
+
+        store = ArchivalStore()
+        for fact in ["My sister Ana lives in Porto.", "I moved to Lisbon in 2021.",
+                     "Ana is a pilot and flies to Porto every week.", "I like green tea."]:
+            store.insert(fact)
+        RetrievalExplorer(store, query="where does my sister live")
+
+    Controls: `.query` (a text box), `.top_k`, `.k1` and `.b` (sliders) and `.reset` (a
+    button back to k1 = 1.2, b = 0.75). The records are read once, when the explorer is
+    built, and indexed with the pure-Python `BM25Index` (`.index`, over `.records`).
+    `.view()` is the `RetrievalView` on screen.
+    """
+
+    def __init__(self, store: Any, *, query: str = "", top_k: int = 5, k1: float = 1.2,
+                 b: float = 0.75) -> None:
+        require_widgets("RetrievalExplorer")
+        self.records = tuple(store.records())
+        self.index = build_index(self.records)
+        most = max(1, min(20, len(self.records)))
+        self.query = widgets.Text(value=query, description="query",
+                                  placeholder="type a question", continuous_update=True,
+                                  layout=widgets.Layout(width="420px"))
+        self.top_k = widgets.IntSlider(value=min(max(top_k, 1), most), min=1, max=most,
+                                       description="top_k")
+        self.k1 = widgets.FloatSlider(value=k1, min=0.0, max=3.0, step=0.1, description="k1",
+                                      readout_format=".1f")
+        self.b = widgets.FloatSlider(value=b, min=0.0, max=1.0, step=0.05, description="b",
+                                     readout_format=".2f")
+        self.reset = widgets.Button(description="reset k1 and b",
+                                    layout=widgets.Layout(width="auto"))
+        self.output = widgets.HTML()
+        super().__init__(children=[widgets.HBox([self.query, self.top_k]),
+                                   widgets.HBox([self.k1, self.b, self.reset]), self.output])
+        for control in (self.query, self.top_k, self.k1, self.b):
+            control.observe(self._draw, names="value")
+        self.reset.on_click(self._reset)
+        self._draw()
+
+    def view(self) -> RetrievalView:
+        """The rankings for the controls' current values."""
+        return retrieval_view(self.index, self.records, self.query.value, k1=self.k1.value,
+                              b=self.b.value, top_k=self.top_k.value)
+
+    def _draw(self, change: Any = None) -> None:
+        self.output.value = retrieval_html(self.view())
+
+    def _reset(self, button: Any = None) -> None:
+        self.k1.value, self.b.value = 1.2, 0.75
+
+    def __repr__(self) -> str:
+        return f"RetrievalExplorer({plural(len(self.records), 'record')}, " \
+               f"query {self.query.value!r})"
