@@ -30,7 +30,8 @@ UNPRIVILEGED_USER = "nobody"
 SUPERUSER = "vmem"
 # Durability is pointless for a server deleted after the run (tests kill clients, never
 # the server); the benchmark passes its own settings.
-FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
+                 "max_connections": "300"}
 START_TIMEOUT_S = 60
 
 

@@ -16,10 +16,12 @@ DESIGN's, with the helper modules placed where their imports put them:
                                 full-text index (search) and pruned top-k (storage.topk),
                                 the SQLite backend (storage.sqlite), the choice of backend
                                 (storage.backends), and what recall and archival share
-                                above it (tier: bound scope, one page of hits)
+                                above it (tier: bound scope, one page of hits); the
+                                PostgreSQL backend (storage.postgres_search < _schema <
+                                storage.postgres) and the file lock (storage.filelock)
     4  recall, archival
     5  context, then protocols  the seams the tools and the agent are typed against
-    6  memory, tools
+    6  memory, tools, transfer  (transfer: copying agents between backends)
     7  turn, then agent         a turn as data and its one timeline, then the loop
     8  llm, viz, grading, demo, bench, classroom, and the eval package, whose modules
        are ordered among themselves: locomo, metrics, analysis < synthetic, runner <
@@ -46,9 +48,11 @@ LAYERS: dict[str, tuple[int, int]] = {
     "guard_patterns": (1, 0), "guard_signals": (1, 0), "outcomes": (2, 1),
     "store": (3, 0), "storage.base": (3, 0), "search": (3, 1), "storage.topk": (3, 2),
     "storage.sqlite": (3, 3), "storage.backends": (3, 4), "tier": (3, 5),
+    "storage.filelock": (3, 0), "storage.postgres_search": (3, 1),
+    "storage.postgres_schema": (3, 2), "storage.postgres": (3, 3),
     "recall": (4, 0), "archival": (4, 0),
     "context": (5, 0), "protocols": (5, 1),
-    "memory": (6, 0), "tools": (6, 0),
+    "memory": (6, 0), "tools": (6, 0), "transfer": (6, 0),
     "turn": (7, 0), "agent": (7, 1),
     "llm": (8, 0), "viz.markup": (8, 0), "viz.box": (8, 0), "viz.eviction": (8, 1),
     "viz.retrieval": (8, 1), "viz.trace": (8, 1), "viz.quiz": (8, 1),

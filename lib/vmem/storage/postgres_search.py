@@ -11,10 +11,12 @@ written in the same transaction as the row it indexes:
   table); primary key (term, doc), so a term's postings are one index range;
 - `<docs>.length`: the same length on the document row (NULL: not indexed), so removing
   a document knows what to subtract from the statistics;
-- `vmem_fts_stats (tier, shard, docs, tokens)`: the number of indexed documents and of
-  their terms, split over `STAT_SHARDS` rows chosen by the writing connection's process
-  id and summed when read. One row per tier would be updated by every write of every
-  agent in the database and would serialise them all; shards let writers run side by side.
+- `vmem_fts_stats (id, tier, docs, tokens)`: the number of indexed documents and of
+  their terms, as rows of changes (+1 document and its terms, or -1) summed when read.
+  Writers only append, so they never wait for each other nor deadlock on it (one row
+  per tier, updated by every write of every agent in the database, would serialise
+  them all). Every `COMPACT_EVERY` rows a writer folds a tier's rows into one; two
+  folding at once each fold only the rows they deleted, so the sum stays exact.
 
 The terms are `vmem.bm25.tokenize`'s, as for FTS5, and the statistics cover every row
 of the tier (every scope, as in an SQLite file), so N, avgdl and each term's document
@@ -36,18 +38,16 @@ from typing import Any
 
 import psycopg
 
-from ..bm25 import term_score, tokenize
-from ..search import K1, B, fts5_idf
+from ..bm25 import FTS5_B, FTS5_K1, fts5_idf, length_norm, term_score, tokenize
 
-STAT_SHARDS = 16
+COMPACT_EVERY = 256
 CANDIDATE_MARGIN = 1e-9  # far above the rounding differences of two summation orders
 
 STATS_DDL = ("""CREATE TABLE vmem_fts_stats (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     tier text NOT NULL,
-    shard integer NOT NULL,
     docs bigint NOT NULL,
-    tokens bigint NOT NULL,
-    PRIMARY KEY (tier, shard)
+    tokens bigint NOT NULL
 )""",)
 
 
@@ -77,7 +77,7 @@ class PgIndex:
             doc bigint NOT NULL,
             tf integer NOT NULL,
             length integer NOT NULL,
-            PRIMARY KEY (term, doc)
+            PRIMARY KEY (term, doc) INCLUDE (tf, length)
         )""", f"CREATE INDEX {self.postings}_doc ON {self.postings} (doc)")
 
     # --- writing (inside the caller's transaction) ---------------------------------
@@ -85,30 +85,33 @@ class PgIndex:
         """Index a stored document's text: its postings, its length, the statistics."""
         terms = tokenize(text)
         counts = Counter(terms)
-        with conn.cursor() as cursor:
-            cursor.executemany(
-                f"INSERT INTO {self.postings} (term, doc, tf, length) VALUES (%s, %s, %s, %s)",
-                [(term, doc, tf, len(terms)) for term, tf in counts.items()])
-        conn.execute(f"UPDATE {self.docs} SET length = %s WHERE id = %s", (len(terms), doc))
-        self._count(conn, 1, len(terms))
+        self._counted(conn, f"""WITH postings AS (
+                INSERT INTO {self.postings} (term, doc, tf, length)
+                SELECT term, %s, tf, %s FROM unnest(%s::text[], %s::int[]) AS u(term, tf)),
+            indexed AS (UPDATE {self.docs} SET length = %s WHERE id = %s)
+            INSERT INTO vmem_fts_stats (tier, docs, tokens) VALUES (%s, 1, %s) RETURNING id""",
+                      (doc, len(terms), list(counts), list(counts.values()), len(terms), doc,
+                       self.docs, len(terms)))
 
     def remove(self, conn: psycopg.Connection, doc: int) -> None:
         """Forget a document from the index (nothing happens if it was never indexed)."""
-        row = conn.execute(f"SELECT length FROM {self.docs} WHERE id = %s FOR UPDATE",
-                           (doc,)).fetchone()
-        if row is None or row[0] is None:
-            return
-        conn.execute(f"DELETE FROM {self.postings} WHERE doc = %s", (doc,))
-        conn.execute(f"UPDATE {self.docs} SET length = NULL WHERE id = %s", (doc,))
-        self._count(conn, -1, -row[0])
+        self._counted(conn, f"""WITH old AS (
+                UPDATE {self.docs} AS d SET length = NULL FROM {self.docs} AS o
+                WHERE d.id = %s AND o.id = d.id AND o.length IS NOT NULL RETURNING o.length),
+            postings AS (DELETE FROM {self.postings} WHERE doc = %s)
+            INSERT INTO vmem_fts_stats (tier, docs, tokens)
+            SELECT %s, -1, -length FROM old RETURNING id""", (doc, doc, self.docs))
 
-    def _count(self, conn: psycopg.Connection, docs: int, tokens: int) -> None:
-        conn.execute(
-            "INSERT INTO vmem_fts_stats AS s (tier, shard, docs, tokens) "
-            f"VALUES (%s, pg_backend_pid() %% {STAT_SHARDS}, %s, %s) "
-            "ON CONFLICT (tier, shard) DO UPDATE "
-            "SET docs = s.docs + excluded.docs, tokens = s.tokens + excluded.tokens",
-            (self.docs, docs, tokens))
+    def _counted(self, conn: psycopg.Connection, statement: str, params: tuple) -> None:
+        """Run a write that appends one row of changes to the statistics; every
+        `COMPACT_EVERY` rows, fold the tier's rows into one."""
+        row = conn.execute(statement, params).fetchone()
+        if row is not None and row[0] % COMPACT_EVERY == 0:
+            conn.execute("""WITH gone AS (DELETE FROM vmem_fts_stats WHERE tier = %s
+                                          RETURNING docs, tokens)
+                INSERT INTO vmem_fts_stats (tier, docs, tokens)
+                SELECT %s, sum(docs), sum(tokens) FROM gone HAVING count(*) > 0""",
+                         (self.docs, self.docs))
 
     # --- reading -------------------------------------------------------------------
     def stats(self, conn: psycopg.Connection, terms: Sequence[str] = ()
@@ -136,21 +139,25 @@ class PgIndex:
         found = [term for term in idf if df[term]]
         if not found:
             return 0, []
+        join = f"JOIN {self.docs} AS d ON d.id = p.doc WHERE {where}" if where else ""
         rows = conn.execute(
             f"""WITH q (term, weight) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),
             scored AS (
-                SELECT p.doc, p.length, array_agg(p.term) AS terms, array_agg(p.tf) AS tfs,
-                       sum(q.weight * (p.tf * {K1 + 1}::float8) / (p.tf + {K1}::float8 *
-                           ({1 - B}::float8 + {B}::float8 * p.length / %s::float8))) AS score
-                FROM {self.postings} AS p JOIN q USING (term)
-                JOIN {self.docs} AS d ON d.id = p.doc
-                WHERE {where or 'true'}
-                GROUP BY p.doc, p.length),
-            cut AS (SELECT score FROM scored ORDER BY score DESC OFFSET %s LIMIT 1)
-            SELECT (SELECT count(*) FROM scored), doc, length, terms, tfs FROM scored
-            WHERE score >= coalesce((SELECT score FROM cut) * (1 - {CANDIDATE_MARGIN}), 0)""",
+                SELECT p.doc, sum(q.weight * (p.tf * {FTS5_K1 + 1}::float8) /
+                    (p.tf + {FTS5_K1}::float8 * ({1 - FTS5_B}::float8 + {FTS5_B}::float8 *
+                                                 p.length / %s::float8))) AS score
+                FROM {self.postings} AS p JOIN q USING (term) {join}
+                GROUP BY p.doc),
+            cut AS (SELECT score FROM scored ORDER BY score DESC OFFSET %s LIMIT 1),
+            chosen AS (SELECT doc FROM scored WHERE score >= coalesce(
+                (SELECT score FROM cut) * (1 - {CANDIDATE_MARGIN}), 0))
+            SELECT (SELECT count(*) FROM scored), c.doc, min(p.length), array_agg(p.term),
+                   array_agg(p.tf)
+            FROM chosen AS c JOIN {self.postings} AS p
+                ON p.doc = c.doc AND p.term = ANY(%s::text[])
+            GROUP BY c.doc""",
             (found, [weights[term] * idf[term] for term in found], avgdl, *params,
-             offset + limit - 1)).fetchall()
+             offset + limit - 1, found)).fetchall()
         if not rows:
             return 0, []
         ranked = sorted((self._score(doc, length, dict(zip(names, tfs, strict=True)), terms,
@@ -163,13 +170,13 @@ class PgIndex:
     def _score(doc: int, length: int, tfs: dict[str, int], terms: Sequence[str],
                idf: dict[str, float], avgdl: float) -> Scored:
         """The exact score, with FTS5's arithmetic: terms added in query order."""
-        norm = 1 - B + B * length / avgdl
+        norm = length_norm(length, avgdl, FTS5_B)
         parts: dict[str, float] = {}
         score = 0.0
         for term in terms:
             tf = tfs.get(term)
             if tf:
-                part = term_score(idf[term], tf, norm, K1)
+                part = term_score(idf[term], tf, norm, FTS5_K1)
                 score += part
                 parts[term] = parts.get(term, 0.0) + part
         return Scored(doc, score, parts)
