@@ -6,7 +6,7 @@ Copies the files git knows about (committed or not, minus what .gitignore ignore
 DEST, which must not exist yet or be empty, leaving out `solutions/` and the tests that
 contain or need the answers. Students get the lessons, the library, the generated
 exercises, `make grade` and the grading workflow for their fork. The hidden check data
-still ships inside the library (vmem/data): a release deters copying, it cannot prevent it.
+still ships inside the library (vmem/course/data): a release deters copying, it cannot prevent it.
 """
 
 from __future__ import annotations

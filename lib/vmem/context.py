@@ -16,6 +16,10 @@ the budget would be exceeded the context flushes: it evicts the oldest messages 
 about `flush_to` of the budget, never splitting an assistant tool call from its tool
 results and always keeping the newest user message, and folds the evicted messages into
 the summary. Every change is recorded as an `Event` so a widget can replay it.
+
+This module keeps the books: it counts tokens, stores, queues and rolls back. The rules
+for where the queue may be cut and how far a flush cuts are in `vmem.eviction`; the words
+of the summary block, the status line and the pressure notice are in `vmem.prompt`.
 """
 
 from __future__ import annotations
@@ -27,17 +31,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from .clock import Clock, ensure_utc, format_time, utc_now
+from .clock import Clock, ensure_utc, utc_now
 from .core import CoreMemory
 from .errors import ContextOverflowError
+from .eviction import evictable_groups, leading, plan_flush, protected, run_is_open
 from .messages import Message
+from .prompt import pressure_text, status_text, summary_text, system_text
 from .recall import RecallStore
 from .summarize import ExtractiveSummarizer, Summarizer
 from .text import plural
 from .tokens import DEFAULT_COUNTER, Counter, chat_tokens
 
 EventKind = Literal["appended", "warned", "evicted", "summarized", "summary_failed", "restored"]
-SEARCH_TOOL = "conversation_search"  # the tool named in the prompt for finding evicted messages
 
 
 @dataclass(frozen=True)
@@ -185,8 +190,8 @@ class MainContext:
         (`system` holds the system text plus framing), and the sections add up to `total`."""
         prefix = self._prefix_tokens()
         core = self.counter.count(self.core.render())
-        summary_text = self._summary_text(self._summary, self._evicted, len(self._unsummarized))
-        summary = self.counter.count(summary_text) if summary_text else 0
+        summary_block = summary_text(self._summary, self._evicted, len(self._unsummarized))
+        summary = self.counter.count(summary_block) if summary_block else 0
         status = self._status_tokens(len(self.recall))
         queue = sum(self._sizes[message.id] for message in self._queue)
         return {
@@ -298,8 +303,8 @@ class MainContext:
     def _check_fits(self, message: Message, size: int, now: datetime) -> None:
         """Refuse, before any change, a message that cannot fit even after a full flush."""
         queue = [*self._queue, message]
-        protected = self._protected(queue)
-        evictable = len(queue) - len(protected)
+        kept_indices = protected(queue)
+        evictable = len(queue) - len(kept_indices)
         recall_count = len(self.recall) + 1
         worst_prefix = max(  # eviction grows the counts in the summary note
             self._prefix_tokens(evicted=self._evicted + evictable),
@@ -309,7 +314,8 @@ class MainContext:
         if fixed_now > self.max_tokens:
             raise ContextOverflowError(self._fixed_overflow_text(fixed_now))
         fixed = self._fixed_tokens(worst_prefix, recall_count, now)
-        kept = sum(self._sizes[queue[index].id] for index in protected if index < len(queue) - 1)
+        kept = sum(self._sizes[queue[index].id] for index in kept_indices
+                   if index < len(queue) - 1)
         if fixed + kept + size <= self.max_tokens:
             return
         also = f", and {kept} by the newest user message or the tool call it belongs to, " \
@@ -340,7 +346,7 @@ class MainContext:
         Waits while a tool-call run is open (a notice there would separate a call from its
         results). If the notice itself would not fit, flush instead.
         """
-        if not self._armed or self._run_is_open():
+        if not self._armed or run_is_open(self._queue):
             return
         threshold = self.warn_at * self.max_tokens
         total = self.tokens()
@@ -351,75 +357,59 @@ class MainContext:
             total = self.tokens()
             if total < threshold or total + self._notice_cost(total) > self.max_tokens:
                 return
-        notice = Message("system", self._notice_text(total), meta={"notice": "memory_pressure"})
+        notice = Message("system", pressure_text(total, self.max_tokens),
+                         meta={"notice": "memory_pressure"})
         self.recall.add(notice, scope=self.scope)
         self._queue.append(notice)
         self._sizes[notice.id] = chat_tokens(notice.to_chat(), self.counter)
         self._armed = False
         self._record("warned", now, [notice])
 
-    def _notice_text(self, total: int) -> str:
-        percent = round(100 * total / self.max_tokens)
-        return (f"Memory pressure: the context is at {percent}% of its {self.max_tokens} "
-                "tokens. The oldest messages will soon be evicted to recall memory and "
-                "summarized; save important facts to core or archival memory now.")
-
     def _notice_cost(self, total: int) -> int:
         """Tokens the notice adds: itself, plus any change in the status line's count."""
         count = len(self.recall)
-        return chat_tokens({"role": "system", "content": self._notice_text(total)}, self.counter) \
+        notice = {"role": "system", "content": pressure_text(total, self.max_tokens)}
+        return chat_tokens(notice, self.counter) \
             + self._status_tokens(count + 1) - self._status_tokens(count)
 
     def _flush(self, now: datetime) -> None:
         """Evict the oldest evictable messages down to about `flush_to` of the budget and
         fold them into the summary (or keep the old summary if summarizing fails)."""
-        groups = self._evictable_groups()
-        target = self.flush_to * self.max_tokens
-        old, pending = self._summary, self._unsummarized
+        groups = evictable_groups(self._queue)
+        pending = self._unsummarized
+        queued = sum(self._sizes[message.id] for message in self._queue)
 
-        def after(count: int, summary: str | None, unsummarized: int) -> int:
-            evicted = _count(groups, count)
-            prefix = self._prefix_tokens(summary, self._evicted + evicted, unsummarized)
-            return self._total_after(groups, count, prefix)
+        def total_after(count: int, summary: str | None, unsummarized: int) -> int:
+            evicted = leading(self._queue, groups, count)
+            prefix = self._prefix_tokens(summary, self._evicted + len(evicted), unsummarized)
+            return self._fixed_tokens(prefix, len(self.recall)) + queued - \
+                sum(self._sizes[message.id] for message in evicted)
 
-        def needed(summary: str | None, failed: bool) -> int:
-            """The fewest leading groups to evict to reach the target (or all of them)."""
-            return next((count for count in range(len(groups) + 1) if after(
-                count, summary, len(pending) + _count(groups, count) if failed else 0
-            ) <= target), len(groups))
-
-        count = next((n for n in range(len(groups) + 1)
-                      if after(n, old, len(pending)) <= target), len(groups))
-        if count == 0:
+        plan = plan_flush(
+            groups, summary=self._summary, unsummarized=len(pending), total_after=total_after,
+            summarize=lambda count: self._summarize(
+                [*pending, *leading(self._queue, groups, count)]),
+            target=self.flush_to * self.max_tokens, limit=self.max_tokens)
+        if plan is None:
             return
-        new, reason = self._summarize(pending, groups, count)
-        if new is not None and count < len(groups) and after(count, new, 0) > target:
-            count = needed(new, failed=False)  # the summary grew: evict a little more
-            new, reason = self._summarize(pending, groups, count)
-        if new is not None and after(count, new, 0) > self.max_tokens:
-            new, reason = None, "the new summary is too long for the token budget"
-        if reason is not None:
-            count = needed(old, failed=True)
-        evicted = [self._queue[index] for group in groups[:count] for index in group]
+        evicted = leading(self._queue, groups, plan.count)
         gone = {id(message) for message in evicted}
         self._queue = [message for message in self._queue if id(message) not in gone]
         self._evicted += len(evicted)
         self._armed = True
         self._record("evicted", now, evicted)
-        if new is not None:
-            self._summary, self._unsummarized = new, []
-            self._record("summarized", now, [*pending, *evicted], detail=new)
-        elif reason is not None:
+        if plan.summary is not None:
+            self._summary, self._unsummarized = plan.summary, []
+            self._record("summarized", now, [*pending, *evicted], detail=plan.summary)
+        elif plan.failure is not None:
             self._unsummarized = [*pending, *evicted]
-            self._record("summary_failed", now, evicted, detail=reason)
+            self._record("summary_failed", now, evicted, detail=plan.failure)
         for message in evicted:
             del self._sizes[message.id]
 
-    def _summarize(self, pending: list[Message], groups: list[list[int]],
-                   count: int) -> tuple[str | None, str | None]:
+    def _summarize(self, evicted: list[Message]) -> tuple[str | None, str | None]:
         """(new summary, None) on success; (None, reason) on failure; (None, None) when
         the evicted messages hold nothing to summarize (only system notices)."""
-        evicted = [*pending, *(self._queue[index] for group in groups[:count] for index in group)]
         if all(message.role == "system" for message in evicted):
             return None, None
         try:
@@ -429,42 +419,6 @@ class MainContext:
         if not isinstance(new, str) or not new.strip():
             return None, "the summarizer returned no summary"
         return new.strip(), None
-
-    def _total_after(self, groups: list[list[int]], count: int, prefix: int) -> int:
-        gone = {index for group in groups[:count] for index in group}
-        queue = sum(self._sizes[message.id] for index, message in enumerate(self._queue)
-                    if index not in gone)
-        return self._fixed_tokens(prefix, len(self.recall)) + queue
-
-    # -- cut points ------------------------------------------------------------------
-
-    def _evictable_groups(self) -> list[list[int]]:
-        protected = self._protected(self._queue)
-        return [group for group in _groups(self._queue) if not protected.intersection(group)]
-
-    @staticmethod
-    def _protected(queue: Sequence[Message]) -> set[int]:
-        """Indices that must stay: the newest user message and the newest message's group
-        (an open tool-call run stays together with the call that started it)."""
-        if not queue:
-            return set()
-        groups = _groups(queue)
-        protected = set(groups[-1])
-        users = [index for index, message in enumerate(queue) if message.role == "user"]
-        if users:
-            protected.add(users[-1])
-        return protected
-
-    def _run_is_open(self) -> bool:
-        """True while the newest assistant tool call still waits for some of its results."""
-        if not self._queue:
-            return False
-        group = [self._queue[index] for index in _groups(self._queue)[-1]]
-        calls = group[0].tool_calls if group[0].role == "assistant" else None
-        if not calls:
-            return False
-        answered = {message.tool_call_id for message in group[1:]}
-        return any(call.get("id") not in answered for call in calls)
 
     # -- text of the system and status messages --------------------------------------
 
@@ -478,37 +432,13 @@ class MainContext:
         return chat_tokens({"role": "system", "content": text}, self.counter)
 
     def _system_text(self, summary: str | None, evicted: int, unsummarized: int) -> str:
-        parts = [self.system, self.core.render()]
-        summary_text = self._summary_text(summary, evicted, unsummarized)
-        if summary_text:
-            parts.append(summary_text)
-        return "\n\n".join(part for part in parts if part)
-
-    @staticmethod
-    def _summary_text(summary: str | None, evicted: int, unsummarized: int) -> str:
-        if not evicted and not summary:
-            return ""
-        lines = ["<summary>"]
-        if evicted:
-            lines.append(f"{plural(evicted, 'earlier message')} no longer in this context "
-                         f"{'is' if evicted == 1 else 'are'} stored in recall memory (find "
-                         f"them with {SEARCH_TOOL}).")
-        lines.append(summary or "No summary of them is available.")
-        if unsummarized:
-            lines.append(f"Note: summarizing failed, so this summary leaves out the last "
-                         f"{plural(unsummarized, 'evicted message')}; search recall memory "
-                         "for them.")
-        lines.append("</summary>")
-        return "\n".join(lines)
+        return system_text(self.system, self.core.render(),
+                           summary_text(summary, evicted, unsummarized))
 
     def _status_text(self, recall_count: int, last_change: datetime | None = None) -> str:
         """The memory status line; `last_change` defaults to the current one."""
-        archival = f", {plural(len(self.archival), 'record')} in archival memory" \
-            if self.archival is not None else ""
-        last_change = last_change or self._last_change
-        last = format_time(last_change) if last_change else "none yet"
-        return f"Memory status: {plural(recall_count, 'message')} in recall memory{archival}; " \
-               f"last change {last}."
+        archival = len(self.archival) if self.archival is not None else None
+        return status_text(recall_count, archival, last_change or self._last_change)
 
     def _status_tokens(self, recall_count: int, last_change: datetime | None = None) -> int:
         return chat_tokens({"role": "system",
@@ -526,22 +456,4 @@ class MainContext:
     def __repr__(self) -> str:
         return f"MainContext({self.tokens()}/{self.max_tokens} tokens, " \
                f"{plural(len(self._queue), 'message')} in context, {self._evicted} evicted)"
-
-
-def _groups(queue: Sequence[Message]) -> list[list[int]]:
-    """Split the queue into units that are evicted whole: an assistant message with tool
-    calls together with the tool messages right after it; any other message alone."""
-    groups: list[list[int]] = []
-    in_run = False
-    for index, message in enumerate(queue):
-        if message.role == "tool" and in_run:
-            groups[-1].append(index)
-            continue
-        in_run = message.role == "assistant" and bool(message.tool_calls)
-        groups.append([index])
-    return groups
-
-
-def _count(groups: list[list[int]], count: int) -> int:
-    return sum(len(group) for group in groups[:count])
 

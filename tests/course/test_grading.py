@@ -18,6 +18,7 @@ import pytest
 
 from vmem.bm25 import tokenize
 from vmem.course import grading
+from vmem.course.checks import ex04
 
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 
@@ -306,7 +307,7 @@ def test_ex4_rejects_a_guard_that_flags_every_mention_of_instructions():
 
 
 def test_ex4_hidden_cases_are_not_in_the_notebook():
-    cases = grading._ex04_cases()
+    cases = ex04.held_out_cases()
     notebook = (SOLUTIONS / "ex04_poisoning.ipynb").read_text(encoding="utf-8")
     assert len(cases["injections"]) >= 30 and len(cases["ordinary"]) >= 50
     assert not [text for kind in ("injections", "ordinary") for text in cases[kind]

@@ -1,35 +1,29 @@
-"""Dependencies in lib/vmem point one way (DESIGN.md section 4): no import runs back up.
+"""Dependencies in lib/vmem point one way: no import runs back up.
 
-Every vmem module (found by globbing, so new ones must be placed here) has a layer, and
-may import only modules of strictly lower layers, at module level or inside a function,
-relatively (`from .store import ...`) or absolutely (`import vmem.store`). The layers are
-DESIGN's, with the helper modules placed where their imports put them:
+Every vmem module (found by globbing, so new ones must be placed here) has a place
+(layer, rank) and may import only modules placed strictly before it (a lower layer, or
+the same layer at a lower rank), at module level or inside a function, relatively
+(`from .store import ...`) or absolutely (`import vmem.store`). Six layers, each with
+one audience or job (docs/ARCHITECTURE.md draws them):
 
-    0  errors, clock            the error family and the injectable clock: import nothing
-    1  tokens, messages,        DESIGN's first layer, plus signatures (tool schemas and
-       signatures               argument checks from Python signatures: it needs only text)
-    2  core, bm25, summarize,   DESIGN's second layer, plus quiz (the lessons' self-check
-       guard, quiz, outcomes    questions: it needs only errors, and viz shows it), then
-                                outcomes (a tool call's result as data: guard verdicts)
-    3  store, search, storage,  the storage layer: the backend protocol (storage.base), the
-       tier                     SQLite files, schema, transactions and limits (store), its
-                                full-text index (search) and pruned top-k (storage.topk),
-                                the SQLite backend (storage.sqlite), the choice of backend
-                                (storage.backends), and what recall and archival share
-                                above it (tier: bound scope, one page of hits); the
-                                PostgreSQL backend (storage.postgres_search < _schema <
-                                storage.postgres) and the file lock (storage.filelock)
-    4  recall, archival
-    5  context, then protocols  the seams the tools and the agent are typed against
-    6  memory, tools, transfer  (transfer: copying agents between backends)
-    7  turn, then agent         a turn as data and its one timeline, then the loop
-    8  llm, viz, grading, demo, bench, classroom, and the eval package, whose modules
-       are ordered among themselves: locomo, metrics, analysis < synthetic, runner <
-       budget < cli; viz's shared HTML helpers come before its four widget modules
-    9  chat                     the interactive front end: uses demo's printing and llm
-    10 __main__                 the command line: dispatches to every front end
+    0  values       errors, clock, text, tokens, the guard's pattern data; then messages
+                    (and the evaluation's own error)
+    1  parts        core, bm25, summarize, guard, eviction, prompt, signatures: one idea
+                    each, on the values; then outcomes (a tool call's result as data)
+    2  storage      the storage protocol (storage.base) and everything that speaks SQL:
+                    store < search < storage.topk < storage.sqlite < storage.backends,
+                    with the file lock (storage.filelock) and the PostgreSQL backend
+                    (storage.postgres_search < postgres_schema < postgres) before
+                    the backends that use them, then tier (what recall and archival
+                    share above the backend)
+    3  tiers        recall, archival < context < protocols (the seams tools and agent
+                    are typed against)
+    4  agent        memory, tools, transfer (copying agents) < turn < agent < llm
+    5  around it    the widgets (vmem.viz), the course machinery (vmem.course), the
+                    evaluation (vmem.eval) and the command line, ordered among
+                    themselves: a package's shared helpers before its users, __main__ last
 
-`__init__.py` files are the package's facade (re-exports only) and are not checked.
+`__init__.py` files are the packages' facades (re-exports only) and are not checked.
 """
 
 from __future__ import annotations
@@ -42,29 +36,37 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "lib" / "vmem"
 
 LAYERS: dict[str, tuple[int, int]] = {
-    "errors": (0, 0), "clock": (0, 0), "text": (0, 0),
-    "tokens": (1, 0), "messages": (1, 0), "signatures": (1, 0),
-    "core": (2, 0), "bm25": (2, 0), "summarize": (2, 0), "guard": (2, 0), "course.quiz": (2, 0),
-    "guard_patterns": (1, 0), "guard_signals": (1, 0), "outcomes": (2, 1),
-    "store": (3, 0), "storage.base": (3, 0), "search": (3, 1), "storage.topk": (3, 2),
-    "storage.sqlite": (3, 3), "storage.backends": (3, 4), "tier": (3, 5),
-    "storage.filelock": (3, 0), "storage.postgres_search": (3, 1),
-    "storage.postgres_schema": (3, 2), "storage.postgres": (3, 3),
-    "recall": (4, 0), "archival": (4, 0),
-    "context": (5, 0), "protocols": (5, 1),
-    "memory": (6, 0), "tools": (6, 0), "transfer": (6, 0),
-    "turn": (7, 0), "agent": (7, 1),
-    "llm": (8, 0), "viz.markup": (8, 0), "viz.box": (8, 0), "viz.eviction": (8, 1),
-    "viz.retrieval": (8, 1), "viz.trace": (8, 1), "viz.quiz": (8, 1),
-    "course.grading": (8, 0), "grading": (8, 1),
-    "course.demo": (8, 0), "course.classroom": (8, 0), "eval.errors": (1, 0),
-    "eval.locomo": (8, 0), "eval.metrics": (8, 0), "eval.analysis": (8, 0),
-    "eval.synthetic": (8, 1), "eval.runner": (8, 1),
-    "eval.budget": (8, 2),
-    "eval.cli": (8, 3),
-    "course.chat": (9, 0),
-    "__main__": (10, 0),
+    # 0 values
+    "errors": (0, 0), "clock": (0, 0), "text": (0, 0), "tokens": (0, 0),
+    "guard_patterns": (0, 0), "guard_signals": (0, 0),
+    "messages": (0, 1), "eval.errors": (0, 1),
+    # 1 parts
+    "core": (1, 0), "bm25": (1, 0), "summarize": (1, 0), "guard": (1, 0),
+    "eviction": (1, 0), "prompt": (1, 0), "signatures": (1, 0),
+    "outcomes": (1, 1),
+    # 2 storage
+    "store": (2, 0), "storage.base": (2, 0), "search": (2, 1), "storage.topk": (2, 2),
+    "storage.sqlite": (2, 3), "storage.backends": (2, 4), "tier": (2, 5),
+    "storage.filelock": (2, 0), "storage.postgres_search": (2, 1),
+    "storage.postgres_schema": (2, 2), "storage.postgres": (2, 3),
+    # 3 tiers
+    "recall": (3, 0), "archival": (3, 0), "context": (3, 1), "protocols": (3, 2),
+    # 4 agent
+    "memory": (4, 0), "tools": (4, 0), "transfer": (4, 0),
+    "turn": (4, 1), "agent": (4, 2), "llm": (4, 3),
+    # 5 around the library
+    "viz.markup": (5, 0), "viz.box": (5, 0), "course.quiz": (5, 0),
+    "course.checks.common": (5, 0), "course.classroom": (5, 0),
+    "eval.locomo": (5, 0), "eval.metrics": (5, 0), "eval.analysis": (5, 0),
+    "viz.eviction": (5, 1), "viz.retrieval": (5, 1), "viz.trace": (5, 1), "viz.quiz": (5, 1),
+    "course.checks.ex01": (5, 1), "course.checks.ex02": (5, 1), "course.checks.ex03": (5, 1),
+    "course.checks.ex04": (5, 1), "course.checks.ex05": (5, 1), "course.demo": (5, 1),
+    "eval.synthetic": (5, 1), "eval.runner": (5, 1),
+    "course.grading": (5, 2), "course.chat": (5, 2), "eval.budget": (5, 2),
+    "grading": (5, 3), "eval.cli": (5, 3),
+    "__main__": (5, 9),
 }
+MAX_LAYERS = 6  # the first plan had 11; keep it small
 
 
 def _modules() -> dict[str, Path]:
@@ -101,6 +103,10 @@ def _imported(name: str, path: Path) -> list[tuple[int, str]]:
                 if parts[0] == "vmem":
                     targets.append((node.lineno, ".".join(parts[1:])))
     return [(line, target) for line, target in targets if target]
+
+
+def test_there_are_few_layers():
+    assert len({layer for layer, _rank in LAYERS.values()}) <= MAX_LAYERS
 
 
 def test_every_module_has_a_layer():
