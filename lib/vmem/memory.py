@@ -37,7 +37,7 @@ from .clock import Clock, utc_now
 from .context import MainContext
 from .core import Block, CoreMemory
 from .recall import RecallStore
-from .storage.backends import open_backend, sessions_in
+from .storage.backends import open_backend, sessions_in, shown
 from .storage.base import Backend
 from .store import check_scope
 from .summarize import Summarizer
@@ -82,8 +82,8 @@ class Memory:
         """
         clock = clock or utc_now
         scope = check_scope(scope)
-        where = os.fspath(path)
-        backend = open_backend(where)
+        backend = open_backend(os.fspath(path))
+        where = shown(os.fspath(path))  # a URL without its password, for messages
         try:
             backend.lock_writer(scope)
             with backend.damaged(where):

@@ -99,3 +99,12 @@ def test_agents_are_locked_one_by_one_and_the_refusal_names_the_holder(postgres_
             Memory.open(postgres_url, scope=ana)
         ArchivalStore(postgres_url, scope=ana).insert("readers and inserts still work")
     Memory.open(postgres_url, scope=ana).close()  # released with its connection
+
+
+def test_a_password_never_shows_in_a_memorys_repr_or_messages(postgres_url):
+    url = postgres_url.replace("vmem@", "vmem:hunter2@") + "&password=hunter2"
+    with Memory.open(url) as memory:  # trust authentication: any password is accepted
+        assert "hunter2" not in repr(memory) and ":***@" in repr(memory)
+        with pytest.raises(AgentLockedError) as refused:
+            Memory.open(url)
+        assert "hunter2" not in str(refused.value)

@@ -9,8 +9,10 @@ implements `Backend` is used as it is.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from types import ModuleType
+from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import StoreError
 from .base import Backend
@@ -22,6 +24,19 @@ Target = str | os.PathLike[str] | sqlite3.Connection | Backend
 def is_server_url(target: object) -> bool:
     """Whether `target` names a PostgreSQL database (`postgresql://...` or `postgres://...`)."""
     return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
+def shown(target: str) -> str:
+    """`target` as messages and `repr` may show it: a URL's password replaced by ***."""
+    if not is_server_url(target):
+        return target
+    parts = urlsplit(target)
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}:***@{host}"
+    query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def open_backend(target: Target = ":memory:") -> Backend:
