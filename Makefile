@@ -60,6 +60,7 @@ release: setup
 
 bench: setup
 	$(BIN)/python benchmarks/archival.py archival
+	$(BIN)/python benchmarks/backends.py
 
 eval: setup
 	$(BIN)/python -m vmem eval synthetic --tokens 100000

@@ -3,6 +3,7 @@
     demo   the lesson's scripted agent, one line per step (--budget N, --db PATH)
     chat   talk to an agent: rule policy offline, or a real model with --model
     eval   evidence recall and evidence in budget (vmem.eval.cli)
+    copy   copy the agents of one store into another: SQLite file <-> PostgreSQL URL
     grade  execute and score exercise notebooks (vmem.course.classroom)
 """
 
@@ -31,6 +32,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = _parser().parse_args(argv)
     out = out or sys.stdout
     try:
+        if args.command == "copy":
+            return _copy(args.source, args.destination, out)
         if args.command == "demo":
             from .course.demo import run_demo
 
@@ -83,10 +86,38 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                       help="the environment variable holding the API key (default "
                            "OPENAI_API_KEY; local servers need none)")
+    copy = sub.add_parser(
+        "copy", help="copy agents between stores (an SQLite file, a PostgreSQL URL)",
+        description="Copy every agent of SOURCE into DESTINATION: sessions, messages, "
+        "archival records, core memory with its history, and the saved context; ids are "
+        "kept where free. The copy renders the same prompt and answers searches the "
+        "same way. Example: python -m vmem copy agent.db postgresql://me@db.example/agents")
+    copy.add_argument("source", help="an SQLite file or a postgresql:// URL")
+    copy.add_argument("destination", help="an SQLite file or a postgresql:// URL (created "
+                      "if missing; must not hold the same agents)")
     for name, text in (("eval", "evidence recall@k and evidence in budget (see `eval --help`)"),
                        ("grade", "execute and score exercise notebooks (see `grade --help`)")):
         sub.add_parser(name, help=text, add_help=False)
     return parser
+
+
+def _copy(source: str, destination: str, out: TextIO) -> int:
+    from .storage.backends import is_server_url, open_backend
+    from .transfer import copy_agents
+
+    if not is_server_url(source) and not os.path.exists(source):
+        print(f"error: {source} does not exist", file=sys.stderr)
+        return 2
+    reader = open_backend(source)
+    try:
+        writer = open_backend(destination)
+        try:
+            print(copy_agents(reader, writer), file=out)
+        finally:
+            writer.close()
+    finally:
+        reader.close()
+    return 0
 
 
 def _positive(text: str) -> int:

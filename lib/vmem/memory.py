@@ -9,9 +9,10 @@ edit commits with its history, so a killed process loses at most the write in fl
 Closing and reopening (in another process too) renders the same prompt. All of it goes
 through one storage backend (`vmem.storage`), chosen from the path by `open_backend`.
 
-One writer per agent: an open `Memory` holds an advisory lock on `<file>.lock` (released
-by the operating system when the process dies) and a second `Memory.open` of the same
-file, from any process, is refused with a message naming the holder. Two writers would
+One writer per agent: an open `Memory` holds its backend's writer lock (`<file>.lock` for
+an SQLite file, an advisory lock per scope on PostgreSQL; released when the process or
+its connection dies) and a second `Memory.open` of the same agent, from any process, is
+refused with a message naming the holder. Two writers would
 otherwise each keep their own copy of the context and overwrite each other's. Other
 processes may still read and search the file (`ArchivalStore(path)`, `RecallStore(path)`)
 or insert archival records, at any time: WAL lets readers run beside the writer.
@@ -28,19 +29,15 @@ a file, so where that matters, use one file per user.
 from __future__ import annotations
 
 import os
-import socket
 from contextlib import AbstractContextManager
 from datetime import datetime
-from pathlib import Path
-from typing import TextIO
 
 from .archival import ArchivalStore
 from .clock import Clock, utc_now
 from .context import MainContext
 from .core import Block, CoreMemory
-from .errors import AgentLockedError, StoreError
 from .recall import RecallStore
-from .storage.backends import open_backend, sessions_in
+from .storage.backends import open_backend, sessions_in, shown
 from .storage.base import Backend
 from .store import check_scope
 from .summarize import Summarizer
@@ -56,8 +53,7 @@ class Memory:
 
     def __init__(self, backend: Backend, *, scope: dict[str, str], session_id: int,
                  core: CoreMemory, context: MainContext, recall: RecallStore,
-                 archival: ArchivalStore, clock: Clock, path: str,
-                 lock: TextIO | None) -> None:
+                 archival: ArchivalStore, clock: Clock, path: str) -> None:
         self.backend = backend
         self.scope: dict[str, str] | None = scope or None
         self.session_id = session_id
@@ -67,7 +63,6 @@ class Memory:
         self.archival = archival
         self.clock = clock
         self.path = path
-        self._lock = lock
         self._closed = False
 
     @classmethod
@@ -87,27 +82,22 @@ class Memory:
         """
         clock = clock or utc_now
         scope = check_scope(scope)
-        where = os.fspath(path)
-        lock = None if where in ("", ":memory:") else _lock(where)
+        backend = open_backend(os.fspath(path))
+        where = shown(os.fspath(path))  # a URL without its password, for messages
         try:
-            backend = open_backend(where)
-        except BaseException:
-            _unlock(lock)
-            raise
-        try:
+            backend.lock_writer(scope)
             with backend.damaged(where):
-                return cls._load(backend, scope, where, lock, clock, system=system,
+                return cls._load(backend, scope, where, clock, system=system,
                                  max_tokens=max_tokens, core=core, warn_at=warn_at,
                                  flush_to=flush_to, summarizer=summarizer, counter=counter)
         except BaseException:
             backend.close()
-            _unlock(lock)
             raise
 
     @classmethod
-    def _load(cls, backend: Backend, scope: dict[str, str], path: str,
-              lock: TextIO | None, clock: Clock, *, system: str, max_tokens: int,
-              core: CoreMemory | None, warn_at: float, flush_to: float,
+    def _load(cls, backend: Backend, scope: dict[str, str], path: str, clock: Clock, *,
+              system: str, max_tokens: int, core: CoreMemory | None, warn_at: float,
+              flush_to: float,
               summarizer: Summarizer | None, counter: Counter | None) -> Memory:
         with backend.transaction():
             session_id = backend.start_session(scope, clock())
@@ -129,7 +119,7 @@ class Memory:
         context.fit()
         core.on_change = journal.save_block
         return cls(backend, scope=scope, session_id=session_id, core=core, context=context,
-                   recall=recall, archival=archival, clock=clock, path=path, lock=lock)
+                   recall=recall, archival=archival, clock=clock, path=path)
 
     @staticmethod
     def count_sessions(path: str | os.PathLike[str]) -> int:
@@ -147,8 +137,6 @@ class Memory:
         if not self._closed:
             self.backend.close()
             self._closed = True
-        _unlock(self._lock)
-        self._lock = None
 
     def __enter__(self) -> Memory:
         return self
@@ -176,47 +164,3 @@ class _Journal:
 
     def save_block(self, block: Block) -> None:
         self.backend.save_block(self.scope, block.to_dict(history=True))
-
-
-# --- the writer lock -------------------------------------------------------------------
-def _lock(path: str) -> TextIO:
-    """Take the advisory writer lock `<path>.lock`, or say who holds it."""
-    lock_path = Path(path + ".lock")
-    try:
-        handle = lock_path.open("a+", encoding="utf-8")
-    except OSError as exc:
-        raise StoreError(f"cannot open {path}: {exc.strerror} ({lock_path}); check that its "
-                         "folder exists and is writable") from exc
-    try:
-        _try_lock(handle)
-    except OSError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
-        raise AgentLockedError(
-            f"{path} is already open for writing by {holder}. Close that Memory first, or "
-            "read and search the file with ArchivalStore(path) / RecallStore(path), which "
-            "may run beside it.") from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"process {os.getpid()} on {socket.gethostname()} since "
-                 f"{utc_now().isoformat(timespec='seconds')}")
-    handle.flush()
-    return handle
-
-
-def _try_lock(handle: TextIO) -> None:
-    try:
-        import fcntl
-    except ImportError:  # Windows
-        import msvcrt
-        handle.seek(0)
-        msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
-        return
-    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
-def _unlock(handle: TextIO | None) -> None:
-    if handle is not None:
-        handle.close()  # closing the descriptor releases the lock
-

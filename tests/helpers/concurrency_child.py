@@ -1,12 +1,13 @@
 """A second process for `test_concurrency.py`: writes or searches one agent file.
 
-Usage: `python concurrency_child.py MODE PATH N`. Modes:
+Usage: `python concurrency_child.py MODE PATH N [STOP]`; PATH is an SQLite file or a
+PostgreSQL URL. Modes:
 
 - `memory`: open the agent with `Memory.open`, append N messages and insert N archival
   records (deleting and invalidating some), then close;
 - `archival`: insert N archival records through `ArchivalStore(path)`;
 - `search`: search archival and recall through `ArchivalStore(path)` / `RecallStore(path)`
-  until the file `PATH.stop` exists (at least N rounds);
+  until the file STOP exists (at least N rounds);
 - `open`: try `Memory.open(PATH)` and print the error it raises.
 
 The last line printed is `ok <number>` or `error <type>: <message>`: every exception is
@@ -44,10 +45,10 @@ def archival_writer(path: str, n: int) -> int:
     return n
 
 
-def searcher(path: str, n: int) -> int:
+def searcher(path: str, n: int, stop: str) -> int:
     archival, recall = ArchivalStore(path), RecallStore(path)
     rounds = 0
-    while rounds < n or not os.path.exists(path + ".stop"):
+    while rounds < n or not os.path.exists(stop):
         archival.search("harbour lighthouse", top_k=20)
         archival.search("harbour", include_invalid=True, tags=["load"])
         recall.search("harbour", page_size=20)
@@ -56,14 +57,16 @@ def searcher(path: str, n: int) -> int:
     return rounds
 
 
-def main(mode: str, path: str, n: int) -> None:
+def main(mode: str, path: str, n: int, stop: str) -> None:
     try:
         if mode == "open":
             Memory.open(path).close()
             print("ok 0")
             return
-        done = {"memory": memory_writer, "archival": archival_writer,
-                "search": searcher}[mode](path, n)
+        if mode == "search":
+            done = searcher(path, n, stop)
+        else:
+            done = {"memory": memory_writer, "archival": archival_writer}[mode](path, n)
     except Exception as error:  # reported to the parent, which fails the test
         print(f"error {type(error).__name__}: {error}", flush=True)
         return
@@ -71,4 +74,4 @@ def main(mode: str, path: str, n: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "")

@@ -16,8 +16,9 @@ U1, U2 = {"user_id": "u1"}, {"user_id": "u2"}
 
 
 @pytest.fixture
-def store(clock) -> ArchivalStore:
-    return ArchivalStore(clock=clock)
+def store(agent_target, clock) -> ArchivalStore:
+    """A new store, once on SQLite and once on PostgreSQL."""
+    return ArchivalStore(agent_target, clock=clock)
 
 
 def test_insert_keeps_every_field_and_assigns_sequential_ids(store):
@@ -232,13 +233,13 @@ def test_non_string_query_is_a_store_error(store):
         store.search(None)
 
 
-def test_file_store_persists_records_and_index(tmp_path, clock):
-    path = tmp_path / "archive.db"
+def test_file_store_persists_records_and_index(agent_target, clock):
+    path = agent_target
     first = ArchivalStore(path, clock=clock)
     first.insert("persisted fact about llamas", tags=["animals"], scope=U1)
     first.insert("to be deleted llamas")
     first.delete(2)
-    first.backend.conn.close()
+    first.backend.close()
     again = ArchivalStore(path, clock=clock)
     assert again.search("llamas", tags=["animals"], scope=U1).ids == [1]
     assert again.search("llamas").total == 1

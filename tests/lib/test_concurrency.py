@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from store_checks import check_index  # conftest puts tests/helpers on sys.path
 
 from vmem.archival import ArchivalStore
 from vmem.errors import AgentLockedError
@@ -24,8 +25,8 @@ from vmem.recall import RecallStore
 CHILD = Path(__file__).resolve().parents[1] / "helpers" / "concurrency_child.py"
 
 
-def _start(mode: str, path: Path, n: int) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(CHILD), mode, str(path), str(n)],
+def _start(mode: str, path: str, n: int, stop: Path | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(CHILD), mode, path, str(n), str(stop)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -37,21 +38,22 @@ def _result(child: subprocess.Popen) -> int:
     return int(last.split()[1])
 
 
-def test_searching_beside_a_writing_memory_never_sees_a_locked_database(tmp_path):
-    path = tmp_path / "agent.db"
+def test_searching_beside_a_writing_memory_never_sees_a_locked_database(agent_target,
+                                                                         tmp_path):
+    path = agent_target
     Memory.open(path).close()
-    searchers = [_start("search", path, 20) for _ in range(2)]
+    searchers = [_start("search", path, 20, tmp_path / "stop") for _ in range(2)]
     writer = _start("memory", path, 150)
     assert _result(writer) == 150
-    (tmp_path / "agent.db.stop").touch()
+    (tmp_path / "stop").touch()
     assert all(_result(searcher) >= 20 for searcher in searchers)
     with Memory.open(path) as memory:
-        assert memory.backend.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        check_index(memory.backend)
         assert len(memory.archival.records(include_invalid=True)) == 100  # a third deleted
 
 
-def test_two_archival_writers_in_two_processes_lose_no_insert(tmp_path):
-    path = tmp_path / "agent.db"
+def test_two_archival_writers_in_two_processes_lose_no_insert(agent_target):
+    path = agent_target
     ArchivalStore(path).close()
     writers = [_start("archival", path, 200) for _ in range(2)]
     assert [_result(writer) for writer in writers] == [200, 200]
@@ -65,15 +67,15 @@ def test_two_archival_writers_in_two_processes_lose_no_insert(tmp_path):
     assert page.total == 400
 
 
-def test_a_second_memory_is_refused_by_name_in_another_process_and_in_this_one(tmp_path):
-    path = tmp_path / "agent.db"
+def test_a_second_memory_is_refused_by_name_in_another_process_and_in_this_one(agent_target):
+    path = agent_target
     with Memory.open(path) as memory:
         memory.context.append(Message(role="user", content="I keep bees on the roof."))
         child = _start("open", path, 0)
         out, _ = child.communicate(timeout=60)
-        assert f"error AgentLockedError: {path} is already open for writing by process " \
-               f"{os.getpid()}" in out
-        assert "ArchivalStore(path)" in out  # and it says what may run beside it
+        assert out.startswith("error AgentLockedError: ")
+        assert f"is already open for writing by process {os.getpid()} on " in out
+        assert "ArchivalStore(" in out  # and it says what may run beside it
         with pytest.raises(AgentLockedError, match=f"process {os.getpid()}"):
             Memory.open(path)
         state = memory.backend.conn.execute("SELECT state FROM context_state").fetchone()
@@ -84,8 +86,8 @@ def test_a_second_memory_is_refused_by_name_in_another_process_and_in_this_one(t
     assert _result(_start("open", path, 0)) == 0  # closed: the lock is free again
 
 
-def test_another_process_inserting_never_overwrites_the_writers_context(tmp_path):
-    path = tmp_path / "agent.db"
+def test_another_process_inserting_never_overwrites_the_writers_context(agent_target):
+    path = agent_target
     Memory.open(path).close()
     inserter = _start("archival", path, 150)
     with Memory.open(path, max_tokens=400) as memory:
@@ -103,8 +105,8 @@ def test_another_process_inserting_never_overwrites_the_writers_context(tmp_path
         assert len(again.recall.search("harbour", page_size=100).ids) == 60
 
 
-def test_store_readers_open_while_memory_writes_in_this_process(tmp_path):
-    path = tmp_path / "agent.db"
+def test_store_readers_open_while_memory_writes_in_this_process(agent_target):
+    path = agent_target
     with Memory.open(path) as memory:
         reader, recall = ArchivalStore(path), RecallStore(path)
         record_id = memory.archival.insert("the spare key is under the blue pot")

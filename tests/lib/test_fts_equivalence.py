@@ -1,4 +1,5 @@
-"""The database computes the formula we wrote: FTS5 and BM25Index(idf="fts5") agree exactly.
+"""The database computes the formula we wrote: each backend (SQLite's FTS5, PostgreSQL's
+tables) and BM25Index(idf="fts5") agree exactly.
 
 On random corpora (Zipf-like word frequencies, so common words appear in most documents
 and get the 1e-6 IDF floor), after random deletes, both return the same top-10 ids in the
@@ -8,7 +9,7 @@ same order, ties included, with scores equal to 1e-6.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vmem.archival import ArchivalStore
@@ -34,10 +35,11 @@ def _assert_same_ranking(store: ArchivalStore, index: BM25Index, query: str) -> 
     assert page.total == len(index.scores(query))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture])  # new_target makes a new store per example
 @given(st.lists(TEXT, min_size=1, max_size=40), st.data())
-def test_fts5_and_bm25index_rank_identically(texts, data):
-    store = ArchivalStore()
+def test_fts5_and_bm25index_rank_identically(new_target, texts, data):
+    store = ArchivalStore(new_target())
     index = BM25Index(k1=1.2, b=0.75, idf="fts5")
     for text in texts:
         index.add(store.insert(text), text)
@@ -55,8 +57,8 @@ def test_fts5_and_bm25index_rank_identically(texts, data):
         _assert_same_ranking(store, index, query)
 
 
-def test_many_exact_ties_follow_insertion_order():
-    store = ArchivalStore()
+def test_many_exact_ties_follow_insertion_order(agent_target):
+    store = ArchivalStore(agent_target)
     index = BM25Index(idf="fts5")
     for text in ["same words"] * 12 + ["other words"] * 3:
         index.add(store.insert(text), text)

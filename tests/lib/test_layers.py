@@ -13,10 +13,13 @@ one audience or job (docs/ARCHITECTURE.md draws them):
                     each, on the values; then outcomes (a tool call's result as data)
     2  storage      the storage protocol (storage.base) and everything that speaks SQL:
                     store < search < storage.topk < storage.sqlite < storage.backends,
-                    then tier (what recall and archival share above the backend)
+                    with the file lock (storage.filelock) and the PostgreSQL backend
+                    (storage.postgres_search < postgres_schema < postgres) before
+                    the backends that use them, then tier (what recall and archival
+                    share above the backend)
     3  tiers        recall, archival < context < protocols (the seams tools and agent
                     are typed against)
-    4  agent        memory, tools < turn < agent < llm
+    4  agent        memory, tools, transfer (copying agents) < turn < agent < llm
     5  around it    the widgets (vmem.viz), the course machinery (vmem.course), the
                     evaluation (vmem.eval) and the command line, ordered among
                     themselves: a package's shared helpers before its users, __main__ last
@@ -46,10 +49,13 @@ LAYERS: dict[str, tuple[int, int]] = {
     # 2 storage
     "store": (2, 0), "storage.base": (2, 0), "search": (2, 1), "storage.topk": (2, 2),
     "storage.sqlite": (2, 3), "storage.backends": (2, 4), "tier": (2, 5),
+    "storage.filelock": (2, 0), "storage.postgres_search": (2, 1),
+    "storage.postgres_schema": (2, 2), "storage.postgres": (2, 3),
     # 3 tiers
     "recall": (3, 0), "archival": (3, 0), "context": (3, 1), "protocols": (3, 2),
     # 4 agent
-    "memory": (4, 0), "tools": (4, 0), "turn": (4, 1), "agent": (4, 2), "llm": (4, 3),
+    "memory": (4, 0), "tools": (4, 0), "transfer": (4, 0),
+    "turn": (4, 1), "agent": (4, 2), "llm": (4, 3),
     # 5 around the library
     "viz.markup": (5, 0), "viz.box": (5, 0), "course.quiz": (5, 0),
     "course.checks.common": (5, 0), "course.classroom": (5, 0),

@@ -1,6 +1,6 @@
-"""One persisted agent (`vmem.Memory`): one file, one connection, sessions, restoring the
+"""One persisted agent (`vmem.Memory`): one store, one connection, sessions, restoring the
 prompt in a new process, the writer lock, refused files, scopes, and recall across
-sessions."""
+sessions. Tests that take `agent_target` or `new_target` run on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -26,9 +26,11 @@ ANA = {"user_id": "ana"}
 BOB = {"user_id": "bob"}
 
 
-def python(code: str, cwd: Path) -> str:
-    """Run `code` in a new Python process; its stdout (it must succeed)."""
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd,
+def python(code: str, cwd: Path, target: str = "agent.db") -> str:
+    """Run `code` in a new Python process, its "agent.db" replaced by `target`; its stdout
+    (it must succeed)."""
+    code = textwrap.dedent(code).replace('"agent.db"', repr(target))
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -37,8 +39,8 @@ def python(code: str, cwd: Path) -> str:
 # -- one file, one connection, sessions ----------------------------------------------
 
 
-def test_all_tiers_share_one_connection_and_commit_together(tmp_path):
-    with Memory.open(tmp_path / "agent.db") as memory:
+def test_all_tiers_share_one_connection_and_commit_together(agent_target):
+    with Memory.open(agent_target) as memory:
         assert memory.recall.backend is memory.backend is memory.archival.backend
         with pytest.raises(RuntimeError), memory.backend.transaction():
             memory.archival.insert("Ana's sister Maya lives in Lisbon.")
@@ -47,8 +49,8 @@ def test_all_tiers_share_one_connection_and_commit_together(tmp_path):
         assert (len(memory.archival), len(memory.recall)) == (0, 0)  # both rolled back
 
 
-def test_an_append_that_fails_to_persist_changes_nothing_on_disk_or_in_memory(tmp_path):
-    path = tmp_path / "agent.db"
+def test_an_append_that_fails_to_persist_changes_nothing_on_disk_or_in_memory(agent_target):
+    path = agent_target
     with Memory.open(path, clock=StepClock()) as memory:
         memory.context.append(Message("user", "My sister Maya lives in Lisbon."))
         before = memory.context.render()
@@ -64,25 +66,25 @@ def test_an_append_that_fails_to_persist_changes_nothing_on_disk_or_in_memory(tm
         assert memory.context.render() == before and len(memory.recall) == 1
 
 
-def test_each_open_starts_a_new_session(tmp_path):
+def test_each_open_starts_a_new_session(agent_target):
     clock = StepClock()
     starts = []
     for _ in range(3):
         starts.append(clock.now)  # the next tick is the session's start
-        with Memory.open(tmp_path / "agent.db", clock=clock) as memory:
+        with Memory.open(agent_target, clock=clock) as memory:
             clock.advance(timedelta(days=7))
-    with Memory.open(tmp_path / "agent.db", clock=clock) as memory:
+    with Memory.open(agent_target, clock=clock) as memory:
         assert memory.session_id == 4
         assert memory.sessions()[:3] == [(1, starts[0]), (2, starts[1]), (3, starts[2])]
 
 
-def test_close_is_idempotent_and_the_context_manager_closes(tmp_path):
-    memory = Memory.open(tmp_path / "agent.db")
+def test_close_is_idempotent_and_the_context_manager_closes(agent_target):
+    memory = Memory.open(agent_target)
     memory.close()
     memory.close()
-    with Memory.open(tmp_path / "agent.db") as again:
+    with Memory.open(agent_target) as again:
         assert again.session_id == 2
-    Memory.open(tmp_path / "agent.db").close()  # the with block released the lock
+    Memory.open(agent_target).close()  # the with block released the lock
 
 
 # -- restoring the prompt -------------------------------------------------------------
@@ -111,11 +113,11 @@ REOPEN = """
 """
 
 
-def test_reopening_in_a_new_process_restores_the_same_prompt(tmp_path):
-    built = json.loads(python(BUILD, tmp_path))
+def test_reopening_in_a_new_process_restores_the_same_prompt(agent_target, tmp_path):
+    built = json.loads(python(BUILD, tmp_path, agent_target))
     assert "evicted" in built["kinds"] and "summarized" in built["kinds"]  # a flush happened
     assert built["summary"] and "Name: Ana Lima." in built["render"][0]["content"]
-    reopened = json.loads(python(REOPEN, tmp_path))
+    reopened = json.loads(python(REOPEN, tmp_path, agent_target))
     assert reopened["session"] == 2
     # The whole prompt, the trailing memory status included: its counts and the time of
     # the last change are restored too, since opening appends nothing.
@@ -123,7 +125,7 @@ def test_reopening_in_a_new_process_restores_the_same_prompt(tmp_path):
     assert (reopened["tokens"], reopened["summary"]) == (built["tokens"], built["summary"])
 
 
-def test_a_killed_process_loses_nothing_it_committed(tmp_path):
+def test_a_killed_process_loses_nothing_it_committed(agent_target, tmp_path):
     python("""
         import os
         from vmem import Memory, Message
@@ -131,14 +133,14 @@ def test_a_killed_process_loses_nothing_it_committed(tmp_path):
         memory.context.append(Message("user", "My sister Maya lives in Lisbon."))
         memory.core.append("human", "Sister: Maya, in Lisbon.")
         os._exit(0)  # no close: killed
-    """, tmp_path)
-    with Memory.open(tmp_path / "agent.db") as memory:  # the OS released the lock
+    """, tmp_path, agent_target)
+    with Memory.open(agent_target) as memory:  # the OS (or the server) released the lock
         assert [m.content for m in memory.context.messages] == ["My sister Maya lives in Lisbon."]
         assert memory.core.get("human").value == "Sister: Maya, in Lisbon."
 
 
-def test_core_edits_and_their_history_persist(tmp_path):
-    path, clock = tmp_path / "agent.db", StepClock()
+def test_core_edits_and_their_history_persist(agent_target):
+    path, clock = agent_target, StepClock()
     with Memory.open(path, clock=clock) as memory:
         agent = Agent(memory, ScriptedPolicy([
             ("core_memory_append", {"label": "human", "content": "Name: Ana."}),
@@ -171,22 +173,24 @@ TRY_OPEN = """
 """
 
 
-def test_a_second_open_is_refused_naming_the_holder_until_the_first_closes(tmp_path):
-    path = tmp_path / "agent.db"
+def test_a_second_open_is_refused_naming_the_holder_until_the_first_closes(agent_target,
+                                                                           tmp_path):
+    path = agent_target
     holder = Memory.open(path)
     with pytest.raises(AgentLockedError, match=f"already open for writing by process "
                                                f"{os.getpid()} on "):
         Memory.open(path)
     # the refused attempt did not release the holder's lock (another process is refused too)
-    assert f"process {os.getpid()}" in python(TRY_OPEN, tmp_path)
+    assert f"process {os.getpid()}" in python(TRY_OPEN, tmp_path, path)
     assert holder.archival.insert("Still writing.") == 1
     holder.close()
-    assert python(TRY_OPEN, tmp_path).strip() == "opened"
+    assert python(TRY_OPEN, tmp_path, path).strip() == "opened"
     Memory.open(path).close()
 
 
-def test_other_processes_can_search_and_insert_while_the_agent_is_open(tmp_path):
-    with Memory.open(tmp_path / "agent.db") as memory:
+def test_other_processes_can_search_and_insert_while_the_agent_is_open(agent_target,
+                                                                        tmp_path):
+    with Memory.open(agent_target) as memory:
         memory.archival.insert("Ana's sister Maya lives in Lisbon.", session_id=1, turn_id=1)
         memory.context.append(Message("user", "My sister Maya lives in Lisbon."))
         found = python("""
@@ -194,7 +198,7 @@ def test_other_processes_can_search_and_insert_while_the_agent_is_open(tmp_path)
             print(ArchivalStore("agent.db").search("sister Lisbon").ids,
                   RecallStore("agent.db").search("sister").ids)
             ArchivalStore("agent.db").insert("Ana's brother Rui lives in Porto.")
-        """, tmp_path)
+        """, tmp_path, agent_target)
         assert found.split() == ["[1]", "[1]"]
         assert memory.archival.search("brother Porto").ids == [2]  # the writer sees it
 
@@ -238,8 +242,8 @@ def test_files_that_are_not_ours_to_write_are_refused_and_left_untouched(tmp_pat
 # -- scopes -------------------------------------------------------------------------
 
 
-def test_two_scopes_in_one_file_see_only_their_own_memory(tmp_path):
-    shared, alone = tmp_path / "shared.db", tmp_path / "bob.db"
+def test_two_scopes_in_one_file_see_only_their_own_memory(new_target):
+    shared, alone = new_target(), new_target()
     with Memory.open(shared, scope=ANA, clock=StepClock()) as ana:
         agent = Agent(ana, RulePolicy())
         agent.step("My sister Maya lives in Lisbon.")
@@ -269,10 +273,10 @@ def test_two_scopes_in_one_file_see_only_their_own_memory(tmp_path):
             "From my archival memory: My sister Maya lives in Lisbon. [record 1]"
 
 
-def test_an_unscoped_memory_sees_every_scope(tmp_path):
-    with Memory.open(tmp_path / "agent.db", scope=ANA) as ana:
+def test_an_unscoped_memory_sees_every_scope(agent_target):
+    with Memory.open(agent_target, scope=ANA) as ana:
         Agent(ana, RulePolicy()).step("My sister Maya lives in Lisbon.")
-    with Memory.open(tmp_path / "agent.db") as everyone:
+    with Memory.open(agent_target) as everyone:
         assert everyone.scope is None and len(everyone.archival) == 1
         assert everyone.archival.search("sister").ids == [1]
 
@@ -305,8 +309,8 @@ def tool_tokens() -> int:
         return Agent(memory, RulePolicy()).context.overview()["tools"]
 
 
-def test_a_new_session_answers_what_did_i_ask_you_last_week_from_recall(tmp_path):
-    path, clock, budget = tmp_path / "agent.db", StepClock(), tool_tokens() + 600
+def test_a_new_session_answers_what_did_i_ask_you_last_week_from_recall(agent_target):
+    path, clock, budget = agent_target, StepClock(), tool_tokens() + 600
     with Memory.open(path, clock=clock, max_tokens=budget) as memory:
         agent = Agent(memory, RulePolicy())
         agent.step("Can you find me a quiet hotel near the harbour for the conference")

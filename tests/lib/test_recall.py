@@ -14,8 +14,8 @@ from vmem.store import MAX_MESSAGE_CHARS
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
 
 
-def test_add_fills_id_and_time_on_the_same_object(clock):
-    recall = RecallStore(clock=clock)
+def test_add_fills_id_and_time_on_the_same_object(agent_target, clock):
+    recall = RecallStore(agent_target, clock=clock)
     first, second = Message(role="user", content="hi"), Message(role="assistant", content="yo")
     assert recall.add(first) is first and recall.add(second) is second
     assert (first.id, second.id) == (1, 2)
@@ -23,8 +23,8 @@ def test_add_fills_id_and_time_on_the_same_object(clock):
     assert len(recall) == 2
 
 
-def test_given_time_is_kept_and_naive_time_refused(clock):
-    recall = RecallStore(clock=clock)
+def test_given_time_is_kept_and_naive_time_refused(agent_target, clock):
+    recall = RecallStore(agent_target, clock=clock)
     when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone(timedelta(hours=2)))
     message = recall.add(Message(role="user", content="dated", created_at=when))
     assert message.created_at is when and recall.get(message.id).created_at == when
@@ -34,8 +34,8 @@ def test_given_time_is_kept_and_naive_time_refused(clock):
     assert naive.id is None and len(recall) == 1
 
 
-def test_every_field_round_trips_exactly_through_a_file(tmp_path, clock):
-    path = tmp_path / "agent.db"
+def test_every_field_round_trips_exactly_through_a_file(agent_target, clock):
+    path = agent_target
     calls = [{"id": "call_1", "type": "function",
               "function": {"name": "archival_memory_search", "arguments": '{"query": "tea"}'}}]
     original = [
@@ -48,12 +48,12 @@ def test_every_field_round_trips_exactly_through_a_file(tmp_path, clock):
     recall = RecallStore(path, clock=clock)
     for message in original:
         recall.add(message)
-    recall.backend.conn.close()
+    recall.backend.close()
     assert RecallStore(path).get_many([1, 2, 3, 4]) == original
 
 
-def test_duplicate_id_is_refused_and_nothing_changes(clock):
-    recall = RecallStore(clock=clock)
+def test_duplicate_id_is_refused_and_nothing_changes(agent_target, clock):
+    recall = RecallStore(agent_target, clock=clock)
     recall.add(Message(role="user", content="first"))
     again = Message(role="user", content="second", id=1)
     with pytest.raises(StoreError, match="already in recall"):
@@ -62,8 +62,8 @@ def test_duplicate_id_is_refused_and_nothing_changes(clock):
     assert recall.search("second").total == 0
 
 
-def test_get_and_get_many(clock):
-    recall = RecallStore(clock=clock)
+def test_get_and_get_many(agent_target, clock):
+    recall = RecallStore(agent_target, clock=clock)
     for word in ("one", "two", "three"):
         recall.add(Message(role="user", content=word))
     assert recall.get(2).content == "two"
@@ -75,8 +75,8 @@ def test_get_and_get_many(clock):
         recall.get_many([1, 7, 8])
 
 
-def test_oversized_message_is_refused_at_the_limit(clock):
-    recall = RecallStore(clock=clock)
+def test_oversized_message_is_refused_at_the_limit(agent_target, clock):
+    recall = RecallStore(agent_target, clock=clock)
     recall.add(Message(role="user", content="x" * MAX_MESSAGE_CHARS))
     with pytest.raises(InputTooLargeError, match="limit"):
         recall.add(Message(role="user", content="x" * (MAX_MESSAGE_CHARS + 1)))
@@ -84,8 +84,8 @@ def test_oversized_message_is_refused_at_the_limit(clock):
 
 
 @pytest.fixture
-def chat(clock) -> RecallStore:
-    recall = RecallStore(clock=clock)
+def chat(agent_target, clock) -> RecallStore:
+    recall = RecallStore(agent_target, clock=clock)
     rows = [
         ("user", "I adopted a cat named Luna", {"user_id": "u1"}),
         ("assistant", "Luna is a lovely name for a cat, cat lovers agree", {"user_id": "u1"}),

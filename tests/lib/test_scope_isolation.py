@@ -45,8 +45,10 @@ def _fill(path, scope, name: str) -> list[int]:
 
 
 @pytest.fixture
-def agent_file(tmp_path):
-    path = tmp_path / "shared.db"
+def agent_file(agent_target):
+    """Ana's and Ben's agents in one store: an SQLite file, or a PostgreSQL database (where
+    an agent is its scope, as in a database serving many users)."""
+    path = agent_target
     return path, _fill(path, ANA, "ana"), _fill(path, BEN, "ben")
 
 

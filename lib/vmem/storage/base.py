@@ -81,7 +81,12 @@ class Backend(Protocol):
         `StoreFormatError` naming `where`."""
 
     def close(self) -> None:
-        """Release the connection; safe to call twice."""
+        """Release the connection and the writer lock; safe to call twice."""
+
+    def lock_writer(self, scope: Scope) -> None:
+        """Hold the one-writer lock of the agent `scope` until `close`, or raise
+        `AgentLockedError` naming its holder. The lock dies with its holder's process or
+        connection, so a crash never leaves an agent locked."""
 
     # --- both searchable tiers --------------------------------------------------------
     def search(self, tier: Tier, terms: Sequence[str], where: Filter, limit: int,
@@ -94,7 +99,8 @@ class Backend(Protocol):
 
     # --- archival records -------------------------------------------------------------
     def insert_record(self, record: Record) -> int:
-        """Store a new record (its `id` is ignored) and index its text; return its id."""
+        """Store a new record and index its text; return its id: the record's own `id`
+        when it has one (StoreError when taken), else a new one."""
 
     def records(self, where: Filter) -> list[Record]:
         """The records `where` keeps, in insertion order."""
@@ -118,8 +124,13 @@ class Backend(Protocol):
         """The highest turn stored for `session_id` (0 before its first turn)."""
 
     # --- one agent: sessions, core memory, the context's state ------------------------
-    def start_session(self, scope: Scope, at: datetime) -> int:
-        """Record a new session of `scope` starting `at`; return its id."""
+    def start_session(self, scope: Scope, at: datetime, session_id: int | None = None) -> int:
+        """Record a new session of `scope` starting `at`; return its id (`session_id`
+        when given, StoreError when taken; else a new one)."""
+
+    def scopes(self) -> list[dict[str, str]]:
+        """Every distinct scope stored with a session, message, record, core block or
+        context state (each once, `{}` included when used), in a stable order."""
 
     def sessions(self, scope: Scope) -> list[tuple[int, datetime]]:
         """(id, start time) of every session of `scope`, oldest first."""

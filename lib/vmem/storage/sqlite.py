@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..errors import StoreError, StoreFormatError
 from ..messages import Hit, Message, Record
@@ -32,6 +32,7 @@ from ..store import (
     transaction,
 )
 from .base import Filter, Ranked, Scope, Tier
+from .filelock import lock, unlock
 from .topk import SearchCache
 
 _INDEXES: dict[Tier, FtsIndex] = {"archival": FtsIndex("archival_fts", "archival"),
@@ -50,6 +51,9 @@ class SqliteBackend:
                  ) -> None:
         self.conn = connect(target)
         self._caches = {tier: SearchCache(index) for tier, index in _INDEXES.items()}
+        self._file = None if isinstance(target, sqlite3.Connection) or os.fspath(target) in (
+            "", ":memory:") else os.fspath(target)
+        self._lock: TextIO | None = None
 
     # --- the store as a whole ---------------------------------------------------------
     def schema_version(self) -> int:
@@ -78,6 +82,14 @@ class SqliteBackend:
 
     def close(self) -> None:
         self.conn.close()
+        unlock(self._lock)
+        self._lock = None
+
+    def lock_writer(self, scope: Scope) -> None:
+        """One writer per file (every scope in it): the advisory lock `<file>.lock`. A
+        database in memory or a caller's connection has no other writer to keep out."""
+        if self._file is not None and self._lock is None:
+            self._lock = lock(self._file)
 
     # --- both searchable tiers --------------------------------------------------------
     def search(self, tier: Tier, terms: Sequence[str], where: Filter, limit: int,
@@ -105,15 +117,20 @@ class SqliteBackend:
 
     # --- archival records -------------------------------------------------------------
     def insert_record(self, record: Record) -> int:
-        with self._caches["archival"].writing(self.conn) as changes:
-            rowid = self.conn.execute(
-                "INSERT INTO archival (text, tags, scope, session_id, turn_id, source_url, "
-                "created_at, source, flagged, flag_reasons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (record.text, to_json(list(record.tags)), to_json(dict(record.scope)),
-                 record.session_id, record.turn_id, record.source_url,
-                 time_to_db(record.created_at), record.source, int(record.flagged),
-                 to_json(list(record.flag_reasons)))).lastrowid
-            changes.append((rowid, _INDEXES["archival"].add(self.conn, rowid, record.text), 1))
+        try:
+            with self._caches["archival"].writing(self.conn) as changes:
+                rowid = self.conn.execute(
+                    "INSERT INTO archival (id, text, tags, scope, session_id, turn_id, "
+                    "source_url, created_at, source, flagged, flag_reasons) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (record.id, record.text, to_json(list(record.tags)),
+                     to_json(dict(record.scope)), record.session_id, record.turn_id,
+                     record.source_url, time_to_db(record.created_at), record.source,
+                     int(record.flagged), to_json(list(record.flag_reasons)))).lastrowid
+                changes.append((rowid, _INDEXES["archival"].add(self.conn, rowid, record.text),
+                                1))
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"archival record {record.id} already exists") from exc
         return rowid
 
     def records(self, where: Filter) -> list[Record]:
@@ -171,10 +188,21 @@ class SqliteBackend:
         return row[0] or 0
 
     # --- one agent: sessions, core memory, the context's state ------------------------
-    def start_session(self, scope: Scope, at: datetime) -> int:
-        with transaction(self.conn):
-            return self.conn.execute("INSERT INTO sessions (scope, started_at) VALUES (?, ?)",
-                                     (to_json(dict(scope)), time_to_db(at))).lastrowid
+    def start_session(self, scope: Scope, at: datetime, session_id: int | None = None) -> int:
+        try:
+            with transaction(self.conn):
+                return self.conn.execute(
+                    "INSERT INTO sessions (id, scope, started_at) VALUES (?, ?, ?)",
+                    (session_id, to_json(dict(scope)), time_to_db(at))).lastrowid
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"session {session_id} already exists") from exc
+
+    def scopes(self) -> list[dict[str, str]]:
+        rows = self.conn.execute(
+            "SELECT scope FROM sessions UNION SELECT scope FROM messages UNION SELECT scope "
+            "FROM archival UNION SELECT scope FROM core_blocks UNION SELECT scope FROM "
+            "context_state ORDER BY 1")
+        return [from_json(row[0]) for row in rows]
 
     def sessions(self, scope: Scope) -> list[tuple[int, datetime]]:
         rows = self.conn.execute("SELECT id, started_at FROM sessions WHERE scope = ? "

@@ -1,0 +1,351 @@
+"""The PostgreSQL backend: many agents in one database, served to many machines.
+
+Optional extra: postgres (psycopg 3; imported only when a PostgreSQL URL is used).
+
+`PostgresBackend(url)` implements `vmem.storage.base.Backend` with the same behaviour as
+`SqliteBackend`: the same tables (in PostgreSQL types), the same filters, and search that
+ranks exactly as FTS5 (`vmem.storage.postgres_search`). One database holds many agents:
+an agent is its scope, and every row carries it. Each backend has one connection, in
+autocommit mode, so every write runs in an explicit transaction (`transaction()`, nested
+ones become savepoints) and a client killed mid-write leaves nothing half-applied.
+Reads that must agree (a search: rank, load, explain) run in one REPEATABLE READ
+transaction (`snapshot()`).
+
+One writer per agent (`lock_writer`): a session-level advisory lock keyed by the schema
+and the scope, held by this connection, so the server releases it when the connection
+ends, however the client died (a second writer waits up to `LOCK_WAIT_MS` for that).
+A refused writer is told who holds it: the holder's `application_name`, set to its
+process, host and start time when it took the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from ..clock import utc_now
+from ..errors import AgentLockedError, StoreError, StoreFormatError
+from ..messages import Hit, Message, Record
+from ..store import from_json, to_json
+from .base import Filter, Ranked, Scope, Tier
+from .postgres_schema import INDEXES, connect, lock_key, safe_url, schema_version
+
+LOCK_WAIT_MS = 1000
+_TABLES: dict[Tier, str] = {"archival": "archival", "recall": "messages"}
+_RECORD_COLUMNS = ("d.id, d.text, d.tags, d.scope, d.session_id, d.turn_id, d.source_url, "
+                   "d.created_at, d.source, d.flagged, d.flag_reasons, d.invalid_at, "
+                   "d.superseded_by")
+_MESSAGE_COLUMNS = ("d.id, d.role, d.content, d.name, d.session_id, d.turn, d.created_at, "
+                    "d.tool_calls, d.tool_call_id, d.meta")
+
+
+class PostgresBackend:
+    """Records, messages, core blocks, sessions and context state in PostgreSQL."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.where = safe_url(url)
+        self.conn = connect(url)
+
+    # --- the store as a whole ---------------------------------------------------------
+    def schema_version(self) -> int:
+        return schema_version(self.conn)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.conn.transaction():
+            yield
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            yield  # the caller's transaction is the snapshot
+            return
+        with self.conn.transaction():
+            self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            yield
+
+    @contextmanager
+    def damaged(self, where: str) -> Iterator[None]:
+        try:
+            yield
+        except (psycopg.errors.DataCorrupted, psycopg.errors.IndexCorrupted) as error:
+            raise StoreFormatError(
+                f"{where} is damaged ({error}); what was being written was rolled back. "
+                "Restore it from a backup.") from error
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def lock_writer(self, scope: Scope) -> None:
+        """Hold the one-writer lock of the agent `scope` until this backend closes, or
+        raise `AgentLockedError` naming the holder."""
+        key = lock_key("vmem agent", self._schema(), to_json(dict(scope)))
+        if self._take(key):
+            holder = (f"process {os.getpid()} on {socket.gethostname()} since "
+                      f"{utc_now().isoformat(timespec='seconds')}")
+            self.conn.execute("SELECT set_config('application_name', %s, false)",
+                              (f"vmem {holder}"[:63],))
+            return
+        row = self.conn.execute(
+            "SELECT a.application_name, a.client_addr, a.pid FROM pg_locks AS l "
+            "JOIN pg_stat_activity AS a ON a.pid = l.pid WHERE l.locktype = 'advisory' "
+            "AND l.granted AND ((l.classid::bigint << 32) | l.objid::bigint) = %s "
+            "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            (key,)).fetchone()
+        name, address, pid = row if row else ("", None, None)
+        holder = (name.removeprefix("vmem ") if name.startswith("vmem ") else
+                  f"server process {pid} (client {address or 'on a local socket'})"
+                  if pid else "another connection")
+        raise AgentLockedError(
+            f"the agent {dict(scope) or '(no scope)'} in {self.where} is already open for "
+            f"writing by {holder}. Close that Memory first, or read and search it with "
+            "ArchivalStore(url) / RecallStore(url), which may run beside it.")
+
+    def _take(self, key: int) -> bool:
+        """Take the advisory lock `key`, waiting up to `LOCK_WAIT_MS` for a holder whose
+        connection is ending (a process that just exited or was killed: the server ends
+        its session when it sees the connection close)."""
+        try:
+            with self.conn.transaction():
+                self.conn.execute(f"SET LOCAL lock_timeout = {LOCK_WAIT_MS}")
+                self.conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+        except psycopg.errors.LockNotAvailable:
+            return False
+        return True
+
+    def _schema(self) -> str:
+        return self.conn.execute("SELECT current_schema()").fetchone()[0] or ""
+
+    # --- both searchable tiers --------------------------------------------------------
+    def search(self, tier: Tier, terms: Sequence[str], where: Filter, limit: int,
+               offset: int) -> Ranked:
+        sql, params = _where(where)
+        with self.snapshot():  # rank, load and explain the same state of the database
+            total, scored = INDEXES[tier].search(self.conn, terms, sql, params, limit, offset)
+            if not scored:
+                return Ranked(total)
+            ids = tuple(hit.doc for hit in scored)
+            loaded = self.records(Filter(ids=ids)) if tier == "archival" \
+                else self.messages(Filter(ids=ids))
+        by_id: dict[int, Any] = {value.id: value for value in loaded}
+        return Ranked(total, tuple(Hit(by_id[hit.doc], hit.score, hit.parts)
+                                   for hit in scored))
+
+    def count(self, tier: Tier, where: Filter) -> int:
+        sql, params = _where(where)
+        return self.conn.execute(f"SELECT count(*) FROM {_TABLES[tier]} AS d WHERE {sql}",
+                                 params).fetchone()[0]
+
+    # --- archival records -------------------------------------------------------------
+    def insert_record(self, record: Record) -> int:
+        _refuse_nul("the archival record", record.text, record.source_url, *record.tags,
+                    *record.scope.values(), *record.flag_reasons)
+        columns = ("text, tags, scope, session_id, turn_id, source_url, created_at, source, "
+                   "flagged, flag_reasons")
+        values = (record.text, Jsonb(list(record.tags)), Jsonb(dict(record.scope)),
+                  record.session_id, record.turn_id, record.source_url, record.created_at,
+                  record.source, bool(record.flagged), to_json(list(record.flag_reasons)))
+        try:
+            with self.conn.transaction():
+                record_id = self._insert("archival", columns, values, record.id)
+                INDEXES["archival"].add(self.conn, record_id, record.text)
+        except psycopg.errors.UniqueViolation as exc:
+            raise StoreError(f"archival record {record.id} already exists") from exc
+        return record_id
+
+    def _insert(self, table: str, columns: str, values: tuple, row_id: int | None) -> int:
+        """Insert one row and return its id: `row_id` when given (later ids continue
+        after it), else the next of the table's identity sequence."""
+        if row_id is not None:
+            columns, values = f"id, {columns}", (row_id, *values)
+        new_id = self.conn.execute(
+            f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(values))}) "
+            "RETURNING id", values).fetchone()[0]
+        if row_id is not None:
+            self.conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                              f"(SELECT max(id) FROM {table}))")
+        return new_id
+
+    def records(self, where: Filter) -> list[Record]:
+        sql, params = _where(where)
+        rows = self.conn.execute(f"SELECT {_RECORD_COLUMNS} FROM archival AS d WHERE {sql} "
+                                 "ORDER BY d.id", params)
+        return [_record(row) for row in rows]
+
+    def delete_record(self, record_id: int, where: Filter) -> bool:
+        with self.conn.transaction():
+            if not self.count("archival", Filter(scope=where.scope, ids=(record_id,))):
+                return False
+            INDEXES["archival"].remove(self.conn, record_id)
+            self.conn.execute("DELETE FROM archival WHERE id = %s", (record_id,))
+        return True
+
+    def invalidate_record(self, record_id: int, at: datetime, superseded_by: int | None
+                          ) -> None:
+        with self.conn.transaction():
+            self.conn.execute("UPDATE archival SET invalid_at = %s, superseded_by = %s "
+                              "WHERE id = %s", (at, superseded_by, record_id))
+
+    # --- recall messages --------------------------------------------------------------
+    def add_message(self, message: Message, scope: Scope, *, searchable: bool) -> int:
+        _refuse_nul("the message", message.content, message.name, message.tool_call_id,
+                    *scope.values())
+        columns = ("role, content, name, session_id, turn, created_at, tool_calls, "
+                   "tool_call_id, meta, scope")
+        values = (message.role, message.content, message.name, message.session_id,
+                  message.turn, message.created_at,
+                  None if message.tool_calls is None else to_json(message.tool_calls),
+                  message.tool_call_id, to_json(message.meta), Jsonb(dict(scope)))
+        try:
+            with self.conn.transaction():
+                message_id = self._insert("messages", columns, values, message.id)
+                if searchable:
+                    INDEXES["recall"].add(self.conn, message_id, message.content)
+        except psycopg.errors.UniqueViolation as exc:
+            raise StoreError(f"message {message.id} is already in recall storage; "
+                             "store a new Message (without an id) instead") from exc
+        return message_id
+
+    def messages(self, where: Filter) -> list[Message]:
+        sql, params = _where(where)
+        rows = self.conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages AS d "
+                                 f"WHERE {sql} ORDER BY d.id", params)
+        return [_message(row) for row in rows]
+
+    def last_turn(self, session_id: int, scope: Scope) -> int:
+        sql, params = _where(Filter(scope=scope))
+        row = self.conn.execute(f"SELECT max(d.turn) FROM messages AS d WHERE "
+                                f"d.session_id = %s AND {sql}", (session_id, *params)).fetchone()
+        return row[0] or 0
+
+    # --- one agent: sessions, core memory, the context's state ------------------------
+    def start_session(self, scope: Scope, at: datetime, session_id: int | None = None) -> int:
+        try:
+            with self.conn.transaction():
+                return self._insert("sessions", "scope, started_at", (to_json(dict(scope)), at),
+                                    session_id)
+        except psycopg.errors.UniqueViolation as exc:
+            raise StoreError(f"session {session_id} already exists") from exc
+
+    def scopes(self) -> list[dict[str, str]]:
+        rows = self.conn.execute(
+            "SELECT scope FROM sessions UNION SELECT scope::text FROM messages UNION "
+            "SELECT scope::text FROM archival UNION SELECT scope FROM core_blocks UNION "
+            "SELECT scope FROM context_state")
+        unique = {to_json(from_json(row[0])) for row in rows}  # jsonb orders keys its own way
+        return [from_json(text) for text in sorted(unique)]
+
+    def sessions(self, scope: Scope) -> list[tuple[int, datetime]]:
+        rows = self.conn.execute("SELECT id, started_at FROM sessions WHERE scope = %s "
+                                 "ORDER BY id", (to_json(dict(scope)),))
+        return [(row[0], _utc(row[1])) for row in rows]
+
+    def load_core(self, scope: Scope) -> list[dict[str, Any]]:
+        rows = self.conn.execute("SELECT block FROM core_blocks WHERE scope = %s "
+                                 "ORDER BY position", (to_json(dict(scope)),))
+        return [from_json(row[0]) for row in rows]
+
+    def create_core(self, scope: Scope, blocks: Sequence[dict[str, Any]]) -> None:
+        key = to_json(dict(scope))
+        with self.conn.transaction(), self.conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO core_blocks (scope, position, label, block) VALUES (%s, %s, %s, %s)",
+                [(key, i, block["label"], to_json(block)) for i, block in enumerate(blocks)])
+
+    def save_block(self, scope: Scope, block: dict[str, Any]) -> None:
+        with self.conn.transaction():
+            self.conn.execute("UPDATE core_blocks SET block = %s WHERE scope = %s AND label = %s",
+                              (to_json(block), to_json(dict(scope)), block["label"]))
+
+    def load_context(self, scope: Scope) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT state FROM context_state WHERE scope = %s",
+                                (to_json(dict(scope)),)).fetchone()
+        return None if row is None else from_json(row[0])
+
+    def save_context(self, scope: Scope, state: dict[str, Any]) -> None:
+        with self.conn.transaction():
+            self.conn.execute("INSERT INTO context_state (scope, state) VALUES (%s, %s) "
+                              "ON CONFLICT (scope) DO UPDATE SET state = excluded.state",
+                              (to_json(dict(scope)), json.dumps(state)))
+
+
+def count_sessions(url: str) -> int:
+    """How many sessions (of every scope) the database at `url` holds, read without
+    writing to it: 0 when it cannot be reached or is not a vmem store."""
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            found = conn.execute("SELECT to_regclass('vmem_meta') IS NOT NULL AND "
+                                 "to_regclass('sessions') IS NOT NULL").fetchone()[0]
+            return conn.execute("SELECT count(*) FROM sessions").fetchone()[0] if found else 0
+    except psycopg.Error:
+        return 0
+
+
+def _refuse_nul(what: str, *values: str | None) -> None:
+    """PostgreSQL text cannot hold the character NUL (SQLite's can): refuse it, saying so."""
+    if any(value is not None and "\x00" in value for value in values):
+        raise StoreError(f"{what} contains the character NUL (\\x00), which PostgreSQL "
+                         "cannot store; remove it.")
+
+
+def _where(where: Filter) -> tuple[str, list[Any]]:
+    """The SQL condition (on the table aliased `d`) that `where` stands for, and its
+    parameters. A tag or scope value with NUL matches nothing: none can be stored."""
+    wanted = [*where.tags, *(where.scope or {}).values(), *(where.roles or ())]
+    if any("\x00" in value for value in wanted):
+        return "false", []
+    clauses: list[str] = []
+    params: list[Any] = []
+    if where.ids is not None:
+        clauses.append("d.id = ANY(%s)")
+        params.append(list(where.ids))
+    if where.start is not None:
+        clauses.append("d.created_at >= %s")
+        params.append(where.start)
+    if where.end is not None:
+        clauses.append("d.created_at <= %s")
+        params.append(where.end)
+    if where.scope:
+        clauses.append("d.scope @> %s")
+        params.append(Jsonb(dict(where.scope)))
+    if not where.include_invalid:
+        clauses.append("d.invalid_at IS NULL")
+    if where.tags:
+        clauses.append("d.tags ?| %s" if where.tag_mode == "any" else "d.tags ?& %s")
+        params.append(list(where.tags))
+    if where.roles is not None:
+        clauses.append("d.role = ANY(%s)")
+        params.append(list(where.roles))
+    return " AND ".join(clauses) or "true", params
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else value.astimezone(timezone.utc)
+
+
+def _record(row: tuple) -> Record:
+    (record_id, text, tags, scope, session_id, turn_id, source_url, created_at, source,
+     flagged, flag_reasons, invalid_at, superseded_by) = row
+    return Record(text=text, id=record_id, tags=tuple(tags), scope=dict(sorted(scope.items())),
+                  session_id=session_id, turn_id=turn_id, source_url=source_url,
+                  created_at=_utc(created_at), source=source, flagged=flagged,
+                  flag_reasons=tuple(from_json(flag_reasons)), invalid_at=_utc(invalid_at),
+                  superseded_by=superseded_by)
+
+
+def _message(row: tuple) -> Message:
+    (message_id, role, content, name, session_id, turn, created_at, tool_calls,
+     tool_call_id, meta) = row
+    return Message(role=role, content=content, name=name, id=message_id,
+                   session_id=session_id, turn=turn, created_at=_utc(created_at),
+                   tool_calls=None if tool_calls is None else from_json(tool_calls),
+                   tool_call_id=tool_call_id, meta=from_json(meta))
