@@ -405,3 +405,113 @@ def test_an_unexpected_exception_becomes_a_failure_that_names_the_call():
 
     message = rejects(grading.check_ex4, broken, hint="is_directive on held-out")
     assert "KeyError" in message
+
+
+# --- exercise 6 -----------------------------------------------------------------------------
+
+EX6 = load_solution("ex06_memory_tools") \
+    if (SOLUTIONS / "ex06_memory_tools.ipynb").exists() else None
+
+
+def ex6_dispatch(flaw: str):
+    """The solution's dispatcher with one flaw, each a mistake learners make."""
+    import inspect
+    import json
+
+    def dispatch(tools, name, arguments):
+        if flaw == "lets_tool_errors_escape" and name in tools:
+            result = EX6.dispatch(tools, name, arguments)
+            if result.get("error") == "tool_error":
+                tools[name](**(json.loads(arguments) if isinstance(arguments, str)
+                               else arguments))
+            return result
+        if flaw == "bool_is_int" and isinstance(arguments, dict):
+            arguments = {key: int(value) if isinstance(value, bool) else value
+                         for key, value in arguments.items()}
+        if flaw == "drops_extra_arguments" and isinstance(arguments, dict) and name in tools:
+            params = inspect.signature(tools[name]).parameters
+            arguments = {key: value for key, value in arguments.items() if key in params}
+        if flaw == "no_size_limit" and isinstance(arguments, dict):
+            arguments = {key: value[:100] if isinstance(value, str) else value
+                         for key, value in arguments.items()}
+        if flaw == "vague_unknown_tool" and name not in tools:
+            return {"ok": False, "error": "unknown_tool", "message": "unknown tool"}
+        if flaw == "no_json_strings" and isinstance(arguments, str):
+            return {"ok": False, "error": "invalid_json", "message": "arguments must be a dict"}
+        if flaw == "null_skips_checks" and isinstance(arguments, dict) and name in tools \
+                and None in arguments.values():
+            return {"ok": True, "result": tools[name](**arguments)}
+        return EX6.dispatch(tools, name, arguments)
+
+    return dispatch
+
+
+def ex6_schema(flaw: str):
+    """The solution's schema generator with one flaw."""
+    def tool_schema(fn):
+        schema = EX6.tool_schema(fn)
+        function = schema["function"]
+        params = function["parameters"]
+        if flaw == "all_required":
+            params["required"] = list(params["properties"])
+        elif flaw == "no_arg_descriptions":
+            for spec in params["properties"].values():
+                spec["description"] = ""
+        elif flaw == "whole_docstring":
+            import inspect
+            function["description"] = inspect.getdoc(fn)
+        elif flaw == "python_type_names":
+            for spec in params["properties"].values():
+                spec["type"] = {"string": "str", "integer": "int"}.get(spec["type"],
+                                                                       spec["type"])
+        elif flaw == "no_list_items":
+            for spec in params["properties"].values():
+                spec.pop("items", None)
+        return schema
+
+    return tool_schema
+
+
+def test_ex6_accepts_the_solution_core_and_stretch():
+    assert grading.check_ex6(EX6.tool_schema, EX6.dispatch).startswith("ex06 core passed")
+    assert grading.check_ex6(EX6.tool_schema, EX6.dispatch,
+                             stretch=True).startswith("ex06 stretch passed")
+
+
+@pytest.mark.parametrize(("flaw", "hint"), [
+    ("lets_tool_errors_escape", "dispatch raised ValueError on a tool that raises"),
+    ("bool_is_int", "bool where an int is expected"),
+    ("drops_extra_arguments", "on an extra argument"),
+    ("no_size_limit", "a string over 10000 characters"),
+    ("vague_unknown_tool", "needs to see 'plant'"),
+    ("no_json_strings", "parse strings with json.loads"),
+    ("null_skips_checks", "null for a required argument"),
+])
+def test_ex6_rejects_dispatcher_mutants(flaw, hint):
+    message = rejects(grading.check_ex6, EX6.tool_schema, ex6_dispatch(flaw), hint=hint)
+    assert "\n" not in message and "Traceback" not in message
+
+
+@pytest.mark.parametrize(("flaw", "hint"), [
+    ("all_required", "only parameters without a default"),
+    ("no_arg_descriptions", "Args: section"),
+    ("whole_docstring", "first paragraph"),
+    ("python_type_names", "map the annotation to a JSON type"),
+])
+def test_ex6_rejects_schema_mutants(flaw, hint):
+    rejects(grading.check_ex6, ex6_schema(flaw), EX6.dispatch, hint=hint)
+
+
+def test_ex6_stretch_tier_is_graded_separately():
+    """A core-only answer passes the core and fails the stretch tier, with its own hint."""
+    def core_only(tools, name, arguments):
+        result = EX6.dispatch(tools, name, arguments)
+        if result.get("error") == "unknown_tool":
+            result["message"] = result["message"].split(" Did you mean")[0] + \
+                " Use one of: " + ", ".join(tools) + "."
+        return result
+
+    assert grading.check_ex6(EX6.tool_schema, core_only).startswith("ex06 core passed")
+    rejects(grading.check_ex6, EX6.tool_schema, core_only, True, hint="did you mean")
+    rejects(grading.check_ex6, ex6_schema("no_list_items"), EX6.dispatch, True,
+            hint="property 'crops' has items")
