@@ -515,3 +515,78 @@ def test_ex6_stretch_tier_is_graded_separately():
     rejects(grading.check_ex6, EX6.tool_schema, core_only, True, hint="did you mean")
     rejects(grading.check_ex6, ex6_schema("no_list_items"), EX6.dispatch, True,
             hint="property 'crops' has items")
+
+
+# --- exercise 7 -----------------------------------------------------------------------------
+
+def load_cells(name: str, ids: tuple[str, ...]) -> SimpleNamespace:
+    """Run the cells with these ids of a solution notebook (given helpers included)."""
+    path = SOLUTIONS / f"{name}.ipynb"
+    if not path.exists():
+        pytest.skip(f"{path} not found (a student release has no solutions/)")
+    namespace: dict = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.get("id") in ids:
+            exec(compile(cell.source, f"{name}.ipynb", "exec"), namespace)
+    return SimpleNamespace(**namespace)
+
+
+EX7 = load_cells("ex07_agent_loop", ("ex07-01", "ex07-03", "ex07-05")) \
+    if (SOLUTIONS / "ex07_agent_loop.ipynb").exists() else None
+
+
+def ex7_loop(flaw: str):
+    """A loop with one flaw, each a mistake learners make (the helpers are the notebook's)."""
+    def run_turn(memory, tools, policy, user_text, max_steps=10):
+        memory.context.append(EX7.Message(role="user", content=user_text))
+        last = max_steps - 1 if flaw == "max_steps_off_by_one" else max_steps
+        for step in range(1, last + 1):
+            answer = EX7.ask(memory, tools, policy)  # no try/except: fails the stretch tier
+            before = EX7.warnings(memory)
+            calls = EX7.record_answer(memory, answer, step)
+            if not calls:
+                return answer.content, "final_message"
+            if flaw == "first_call_only":
+                calls = calls[:1]
+            again, sent = False, None
+            for call, call_id in calls:
+                result = EX7.run_call(memory, tools, call, call_id)
+                if result.message is not None:
+                    sent = result.message
+                wake = {"no_heartbeat": not result.ok,
+                        "ignores_failures": result.heartbeat}.get(flaw, result.heartbeat
+                                                                  or not result.ok)
+                again = again or wake
+            if flaw == "ignores_warnings":
+                before = EX7.warnings(memory)
+            if sent is not None and not (flaw == "continues_after_send" and again):
+                return sent, "final_message"
+            if not (again or EX7.warnings(memory) > before):
+                return answer.content, "final_message"
+        return "", "max_steps"
+
+    return run_turn
+
+
+def test_ex7_accepts_the_solution_core_and_stretch():
+    assert grading.check_ex7(EX7.run_turn).startswith("ex07 core passed")
+    assert grading.check_ex7(EX7.run_turn, stretch=True).startswith("ex07 stretch passed")
+
+
+@pytest.mark.parametrize(("flaw", "hint"), [
+    ("no_heartbeat", "on chaining three calls with heartbeats"),
+    ("ignores_failures", "a failed result (result.ok is False) must wake the policy"),
+    ("max_steps_off_by_one", "stop at max_steps"),
+    ("ignores_warnings", "events of kind 'warned'"),
+    ("first_call_only", "run every call of one answer in order"),
+    ("continues_after_send", "stop once send_message ran"),
+])
+def test_ex7_rejects_loop_mutants(flaw, hint):
+    message = rejects(grading.check_ex7, ex7_loop(flaw), hint=hint)
+    assert "\n" not in message and "Traceback" not in message
+
+
+def test_ex7_stretch_tier_is_graded_separately():
+    """A loop without try/except passes the core and fails the stretch with a hint."""
+    assert grading.check_ex7(ex7_loop("none")).startswith("ex07 core passed")
+    rejects(grading.check_ex7, ex7_loop("none"), True, hint="run_turn raised VMemError")

@@ -42,10 +42,12 @@ EXERCISES: dict[str, str] = {
     "ex04_poisoning": "check_ex4(is_directive)",
     "ex05_typed_core": "check_ex5(to_memgpt, TypedCore)",
     "ex06_memory_tools": "check_ex6(tool_schema, dispatch)",
+    "ex07_agent_loop": "check_ex7(run_turn)",
 }
 # The exercises with a stretch tier, graded separately and reported in its own column.
 STRETCH: dict[str, str] = {
     "ex06_memory_tools": "check_ex6(tool_schema, dispatch, stretch=True)",
+    "ex07_agent_loop": "check_ex7(run_turn, stretch=True)",
 }
 DEFAULT_TIMEOUT = 120  # seconds per notebook, kernel start included
 CHECK_TAG = "check"
