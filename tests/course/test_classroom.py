@@ -75,7 +75,7 @@ def test_a_class_grades_into_a_gradebook_despite_broken_notebooks(tmp_path, caps
     rows = list(csv.DictReader(gradebook.open(encoding="utf-8")))
     assert [row["student"] for row in rows] == ["ada", "bob"]
     ada_row, bob_row = rows
-    assert [ada_row[name] for name in EXERCISES] == ["0", "0", "0", "0", "1", "0", "0"]
+    assert [ada_row[name] for name in EXERCISES] == ["0", "0", "0", "0", "1", "0", "0", "0"]
     assert ada_row["score"] == "1"
     for expected in ("ex01_token_cap: timeout", "ex02_bm25: crashed",
                      "ex03_citations: missing", "ex04_poisoning: invalid"):
@@ -84,7 +84,7 @@ def test_a_class_grades_into_a_gradebook_despite_broken_notebooks(tmp_path, caps
     assert bob_row["ex06_memory_tools stretch"] == "0"
     assert "ex01_token_cap: failed (NotImplementedError" in bob_row["notes"]
     table = capsys.readouterr().out
-    assert "ada" in table and "1/7" in table and "0/7" in table
+    assert "ada" in table and "1/8" in table and "0/8" in table
 
 
 def test_a_missing_folder_is_a_usage_error(tmp_path, capsys):

@@ -590,3 +590,67 @@ def test_ex7_stretch_tier_is_graded_separately():
     """A loop without try/except passes the core and fails the stretch with a hint."""
     assert grading.check_ex7(ex7_loop("none")).startswith("ex07 core passed")
     rejects(grading.check_ex7, ex7_loop("none"), True, hint="run_turn raised VMemError")
+
+
+# --- exercise 8, the capstone ---------------------------------------------------------------
+
+def ex8_agent(flaw: str):
+    """The capstone's chat_session with one flaw, in a namespace of its own (run_turn calls
+    the `decide` of its namespace, so a flawed decide is swapped in there)."""
+    ns = load_cells("ex08_capstone", ("ex08-01", "ex08-03", "ex08-05"))
+    right_decide, right_session = ns.decide, ns.chat_session
+
+    def decide(user_text, results):
+        calls = right_decide(user_text, results)
+        name, arguments = calls[0]
+        if flaw == "no_search" and name == "archival_memory_search":
+            return [("send_message", {"message": "I do not remember."})]
+        if flaw == "never_saves" and name == "archival_memory_insert":
+            return [("send_message", {"message": "Noted."})]
+        if name == "send_message" and results and results[-1].name == "archival_memory_search":
+            hits = [hit for hit in results[-1].hits
+                    if flaw == "no_quarantine_filter" or not hit.quarantined]
+            if hits and flaw in ("no_citation", "cites_rank", "no_quarantine_filter",
+                                 "cites_a_message_counter"):
+                cite = {"no_citation": "", "cites_rank": " [record 1]",
+                        "cites_a_message_counter": " [message 1]"}.get(
+                    flaw, f" [record {hits[0].id}]")
+                return [("send_message", {"message": f"From my notes: {hits[0].text}{cite}"})]
+        return calls
+
+    def chat_session(path, messages, clock):
+        if flaw == "no_persistence":
+            path = ":memory:"
+        if flaw == "forgets_across_reopen":
+            Path(path).unlink(missing_ok=True)
+        return right_session(path, messages, clock)
+
+    ns.run_turn.__globals__["decide"] = decide
+    return chat_session
+
+
+def test_ex8_accepts_the_solution_core_and_stretch():
+    ns = load_cells("ex08_capstone", ("ex08-01", "ex08-03", "ex08-05"))
+    assert grading.check_ex8(ns.chat_session).startswith("ex08 core passed")
+    assert grading.check_ex8(ns.chat_session, stretch=True).startswith("ex08 stretch passed")
+
+
+@pytest.mark.parametrize(("flaw", "hint"), [
+    ("no_persistence", "not ':memory:'"),
+    ("forgets_across_reopen", "holds 1 session(s)"),
+    ("no_search", "search before answering"),
+    ("never_saves", "save statements with archival_memory_insert"),
+    ("no_citation", "has no citation"),
+    ("cites_rank", "cites [record 1], which says 'I am learning the cello"),
+    ("cites_a_message_counter", "cites [message 1], which says 'I am learning the cello"),
+])
+def test_ex8_rejects_agents_that_do_not_remember(flaw, hint):
+    message = rejects(grading.check_ex8, ex8_agent(flaw), hint=hint)
+    assert "\n" not in message and "Traceback" not in message
+
+
+def test_ex8_stretch_tier_is_graded_separately():
+    """An agent that quotes quarantined hits passes the core and fails the stretch tier."""
+    assert grading.check_ex8(ex8_agent("no_quarantine_filter")).startswith("ex08 core passed")
+    rejects(grading.check_ex8, ex8_agent("no_quarantine_filter"), True,
+            hint="skip hits whose `quarantined` is True")

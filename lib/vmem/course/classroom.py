@@ -43,11 +43,13 @@ EXERCISES: dict[str, str] = {
     "ex05_typed_core": "check_ex5(to_memgpt, TypedCore)",
     "ex06_memory_tools": "check_ex6(tool_schema, dispatch)",
     "ex07_agent_loop": "check_ex7(run_turn)",
+    "ex08_capstone": "check_ex8(chat_session)",
 }
 # The exercises with a stretch tier, graded separately and reported in its own column.
 STRETCH: dict[str, str] = {
     "ex06_memory_tools": "check_ex6(tool_schema, dispatch, stretch=True)",
     "ex07_agent_loop": "check_ex7(run_turn, stretch=True)",
+    "ex08_capstone": "check_ex8(chat_session, stretch=True)",
 }
 DEFAULT_TIMEOUT = 120  # seconds per notebook, kernel start included
 CHECK_TAG = "check"

@@ -1,4 +1,4 @@
-"""The checks behind the five exercise notebooks: `check_ex1` ... `check_ex7`.
+"""The checks behind the five exercise notebooks: `check_ex1` ... `check_ex8`.
 
 Each check takes the learner's functions or classes, runs them on cases the notebook never
 shows, and returns a one-line success message, or raises `AssertionError` whose message
@@ -10,7 +10,7 @@ in the exercise notebook passes. The learner's `NotImplementedError` stubs pass 
 unchanged (the message says which part is still to do); any other unexpected exception
 becomes an `AssertionError` that names the call that raised it.
 
-Each check lives in its own module under `vmem.course.checks` (`ex01` ... `ex07`), with
+Each check lives in its own module under `vmem.course.checks` (`ex01` ... `ex08`), with
 the cases it uses; this module is where notebooks and graders import them from.
 """
 
@@ -21,6 +21,7 @@ from .checks.ex04 import check_ex4
 from .checks.ex05 import check_ex5
 from .checks.ex06 import check_ex6
 from .checks.ex07 import check_ex7
+from .checks.ex08 import check_ex8
 
 __all__ = ["check_ex1", "check_ex2", "check_ex3", "check_ex4", "check_ex5", "check_ex6",
-           "check_ex7"]
+           "check_ex7", "check_ex8"]
