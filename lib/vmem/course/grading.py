@@ -1,4 +1,4 @@
-"""The checks behind the five exercise notebooks: `check_ex1` ... `check_ex8`.
+"""The checks behind the exercise notebooks: `check_ex1` ... `check_ex8`.
 
 Each check takes the learner's functions or classes, runs them on cases the notebook never
 shows, and returns a one-line success message, or raises `AssertionError` whose message
@@ -11,7 +11,9 @@ unchanged (the message says which part is still to do); any other unexpected exc
 becomes an `AssertionError` that names the call that raised it.
 
 Each check lives in its own module under `vmem.course.checks` (`ex01` ... `ex08`), with
-the cases it uses; this module is where notebooks and graders import them from.
+the cases it uses; this module is where notebooks and graders import them from. A check
+with a stretch tier grades it with `stretch=True`; `vmem.course.classroom.STRETCH` lists
+those calls.
 """
 
 from .checks.ex01 import check_ex1
