@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from vmem.course.classroom import EXERCISES, main
+from vmem.course.classroom import EXERCISES, STRETCH, main
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS, EXERCISE_DIR = ROOT / "solutions", ROOT / "exercises"
@@ -25,21 +25,23 @@ def test_the_unsolved_exercises_score_zero_and_are_left_untouched(capsys):
     before = _snapshot(EXERCISE_DIR)
     assert main([str(EXERCISE_DIR), "--timeout", "60"]) == 1
     out = capsys.readouterr().out
-    assert out.strip().endswith("score 0/5")
+    assert out.strip().endswith(f"score 0/{len(EXERCISES)}, stretch 0/{len(STRETCH)}")
     for name in EXERCISES:
         line = next(line for line in out.splitlines() if line.startswith(name))
         assert "failed" in line and "NotImplementedError" in line
+        assert ("failed   NotImplementedError" if name in STRETCH else "-") in line
     assert _snapshot(EXERCISE_DIR) == before
 
 
 @pytest.mark.skipif(not SOLUTIONS.is_dir(), reason="a student release has no solutions/")
-def test_the_solutions_in_an_exercises_folder_score_five(tmp_path, capsys):
+def test_the_solutions_in_an_exercises_folder_score_full_stretch_included(tmp_path, capsys):
     learner = tmp_path / "exercises"
     shutil.copytree(SOLUTIONS, learner)
     assert main([str(learner), "--timeout", "60"]) == 0
     out = capsys.readouterr().out
-    assert out.strip().endswith("score 5/5")
-    assert out.count("passed") == 5
+    full = f"score {len(EXERCISES)}/{len(EXERCISES)}, stretch {len(STRETCH)}/{len(STRETCH)}"
+    assert out.strip().endswith(full)
+    assert out.count("passed") == len(EXERCISES) + len(STRETCH)
 
 
 def _write(folder: Path, name: str, nb) -> None:
@@ -73,15 +75,16 @@ def test_a_class_grades_into_a_gradebook_despite_broken_notebooks(tmp_path, caps
     rows = list(csv.DictReader(gradebook.open(encoding="utf-8")))
     assert [row["student"] for row in rows] == ["ada", "bob"]
     ada_row, bob_row = rows
-    assert [ada_row[name] for name in EXERCISES] == ["0", "0", "0", "0", "1"]
+    assert [ada_row[name] for name in EXERCISES] == ["0", "0", "0", "0", "1", "0", "0", "0"]
     assert ada_row["score"] == "1"
     for expected in ("ex01_token_cap: timeout", "ex02_bm25: crashed",
                      "ex03_citations: missing", "ex04_poisoning: invalid"):
         assert expected in ada_row["notes"]
-    assert [bob_row[name] for name in EXERCISES] == ["0"] * 5
+    assert [bob_row[name] for name in EXERCISES] == ["0"] * len(EXERCISES)
+    assert bob_row["ex06_memory_tools stretch"] == "0"
     assert "ex01_token_cap: failed (NotImplementedError" in bob_row["notes"]
     table = capsys.readouterr().out
-    assert "ada" in table and "1/5" in table and "0/5" in table
+    assert "ada" in table and "1/8" in table and "0/8" in table
 
 
 def test_a_missing_folder_is_a_usage_error(tmp_path, capsys):

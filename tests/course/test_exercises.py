@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from vmem.course.classroom import EXERCISES, execute
+from vmem.course.classroom import EXERCISES, STRETCH, execute
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS, EXERCISE_DIR = ROOT / "solutions", ROOT / "exercises"
@@ -72,6 +72,14 @@ def test_each_exercise_ends_with_one_check_cell_that_calls_the_official_check():
         assert cells[-1] is checks[0]
 
 
+def test_each_stretch_tier_has_one_stretch_cell_that_calls_its_official_check():
+    for name in EXERCISES:
+        cells = nbformat.read(SOLUTIONS / f"{name}.ipynb", as_version=4).cells
+        stretch = [cell.source for cell in cells
+                   if "check-stretch" in cell.metadata.get("tags", [])]
+        assert stretch == ([STRETCH[name]] if name in STRETCH else [])
+
+
 @pytest.mark.parametrize("name", list(EXERCISES))
 def test_invert_check_stubs_fail_every_check_and_nothing_else(name, tmp_path):
     nb = nbformat.read(EXERCISE_DIR / f"{name}.ipynb", as_version=4)
@@ -81,7 +89,7 @@ def test_invert_check_stubs_fail_every_check_and_nothing_else(name, tmp_path):
             continue
         tags = cell.metadata.get("tags", [])
         errors = [out for out in cell.outputs if out.output_type == "error"]
-        if "check" in tags:
+        if "check" in tags or "check-stretch" in tags:
             assert errors, f"{name} cell {index}: a check passed on the unsolved stub"
             assert errors[0].ename == "NotImplementedError", errors[0].ename
         elif "learner-code" not in tags:

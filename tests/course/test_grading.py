@@ -405,3 +405,252 @@ def test_an_unexpected_exception_becomes_a_failure_that_names_the_call():
 
     message = rejects(grading.check_ex4, broken, hint="is_directive on held-out")
     assert "KeyError" in message
+
+
+# --- exercise 6 -----------------------------------------------------------------------------
+
+EX6 = load_solution("ex06_memory_tools") \
+    if (SOLUTIONS / "ex06_memory_tools.ipynb").exists() else None
+
+
+def ex6_dispatch(flaw: str):
+    """The solution's dispatcher with one flaw, each a mistake learners make."""
+    import inspect
+    import json
+
+    def dispatch(tools, name, arguments):
+        if flaw == "lets_tool_errors_escape" and name in tools:
+            result = EX6.dispatch(tools, name, arguments)
+            if result.get("error") == "tool_error":
+                tools[name](**(json.loads(arguments) if isinstance(arguments, str)
+                               else arguments))
+            return result
+        if flaw == "bool_is_int" and isinstance(arguments, dict):
+            arguments = {key: int(value) if isinstance(value, bool) else value
+                         for key, value in arguments.items()}
+        if flaw == "drops_extra_arguments" and isinstance(arguments, dict) and name in tools:
+            params = inspect.signature(tools[name]).parameters
+            arguments = {key: value for key, value in arguments.items() if key in params}
+        if flaw == "no_size_limit" and isinstance(arguments, dict):
+            arguments = {key: value[:100] if isinstance(value, str) else value
+                         for key, value in arguments.items()}
+        if flaw == "vague_unknown_tool" and name not in tools:
+            return {"ok": False, "error": "unknown_tool", "message": "unknown tool"}
+        if flaw == "no_json_strings" and isinstance(arguments, str):
+            return {"ok": False, "error": "invalid_json", "message": "arguments must be a dict"}
+        if flaw == "null_skips_checks" and isinstance(arguments, dict) and name in tools \
+                and None in arguments.values():
+            return {"ok": True, "result": tools[name](**arguments)}
+        return EX6.dispatch(tools, name, arguments)
+
+    return dispatch
+
+
+def ex6_schema(flaw: str):
+    """The solution's schema generator with one flaw."""
+    def tool_schema(fn):
+        schema = EX6.tool_schema(fn)
+        function = schema["function"]
+        params = function["parameters"]
+        if flaw == "all_required":
+            params["required"] = list(params["properties"])
+        elif flaw == "no_arg_descriptions":
+            for spec in params["properties"].values():
+                spec["description"] = ""
+        elif flaw == "whole_docstring":
+            import inspect
+            function["description"] = inspect.getdoc(fn)
+        elif flaw == "python_type_names":
+            for spec in params["properties"].values():
+                spec["type"] = {"string": "str", "integer": "int"}.get(spec["type"],
+                                                                       spec["type"])
+        elif flaw == "no_list_items":
+            for spec in params["properties"].values():
+                spec.pop("items", None)
+        return schema
+
+    return tool_schema
+
+
+def test_ex6_accepts_the_solution_core_and_stretch():
+    assert grading.check_ex6(EX6.tool_schema, EX6.dispatch).startswith("ex06 core passed")
+    assert grading.check_ex6(EX6.tool_schema, EX6.dispatch,
+                             stretch=True).startswith("ex06 stretch passed")
+
+
+@pytest.mark.parametrize(("flaw", "hint"), [
+    ("lets_tool_errors_escape", "dispatch raised ValueError on a tool that raises"),
+    ("bool_is_int", "bool where an int is expected"),
+    ("drops_extra_arguments", "on an extra argument"),
+    ("no_size_limit", "a string over 10000 characters"),
+    ("vague_unknown_tool", "needs to see 'plant'"),
+    ("no_json_strings", "parse strings with json.loads"),
+    ("null_skips_checks", "null for a required argument"),
+])
+def test_ex6_rejects_dispatcher_mutants(flaw, hint):
+    message = rejects(grading.check_ex6, EX6.tool_schema, ex6_dispatch(flaw), hint=hint)
+    assert "\n" not in message and "Traceback" not in message
+
+
+@pytest.mark.parametrize(("flaw", "hint"), [
+    ("all_required", "only parameters without a default"),
+    ("no_arg_descriptions", "Args: section"),
+    ("whole_docstring", "first paragraph"),
+    ("python_type_names", "map the annotation to a JSON type"),
+])
+def test_ex6_rejects_schema_mutants(flaw, hint):
+    rejects(grading.check_ex6, ex6_schema(flaw), EX6.dispatch, hint=hint)
+
+
+def test_ex6_stretch_tier_is_graded_separately():
+    """A core-only answer passes the core and fails the stretch tier, with its own hint."""
+    def core_only(tools, name, arguments):
+        result = EX6.dispatch(tools, name, arguments)
+        if result.get("error") == "unknown_tool":
+            result["message"] = result["message"].split(" Did you mean")[0] + \
+                " Use one of: " + ", ".join(tools) + "."
+        return result
+
+    assert grading.check_ex6(EX6.tool_schema, core_only).startswith("ex06 core passed")
+    rejects(grading.check_ex6, EX6.tool_schema, core_only, True, hint="did you mean")
+    rejects(grading.check_ex6, ex6_schema("no_list_items"), EX6.dispatch, True,
+            hint="property 'crops' has items")
+
+
+# --- exercise 7 -----------------------------------------------------------------------------
+
+def load_cells(name: str, ids: tuple[str, ...]) -> SimpleNamespace:
+    """Run the cells with these ids of a solution notebook (given helpers included)."""
+    path = SOLUTIONS / f"{name}.ipynb"
+    if not path.exists():
+        pytest.skip(f"{path} not found (a student release has no solutions/)")
+    namespace: dict = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.get("id") in ids:
+            exec(compile(cell.source, f"{name}.ipynb", "exec"), namespace)
+    return SimpleNamespace(**namespace)
+
+
+EX7 = load_cells("ex07_agent_loop", ("ex07-01", "ex07-03", "ex07-05")) \
+    if (SOLUTIONS / "ex07_agent_loop.ipynb").exists() else None
+
+
+def ex7_loop(flaw: str):
+    """A loop with one flaw, each a mistake learners make (the helpers are the notebook's)."""
+    def run_turn(memory, tools, policy, user_text, max_steps=10):
+        memory.context.append(EX7.Message(role="user", content=user_text))
+        last = max_steps - 1 if flaw == "max_steps_off_by_one" else max_steps
+        for step in range(1, last + 1):
+            answer = EX7.ask(memory, tools, policy)  # no try/except: fails the stretch tier
+            before = EX7.warnings(memory)
+            calls = EX7.record_answer(memory, answer, step)
+            if not calls:
+                return answer.content, "final_message"
+            if flaw == "first_call_only":
+                calls = calls[:1]
+            again, sent = False, None
+            for call, call_id in calls:
+                result = EX7.run_call(memory, tools, call, call_id)
+                if result.message is not None:
+                    sent = result.message
+                wake = {"no_heartbeat": not result.ok,
+                        "ignores_failures": result.heartbeat}.get(flaw, result.heartbeat
+                                                                  or not result.ok)
+                again = again or wake
+            if flaw == "ignores_warnings":
+                before = EX7.warnings(memory)
+            if sent is not None and not (flaw == "continues_after_send" and again):
+                return sent, "final_message"
+            if not (again or EX7.warnings(memory) > before):
+                return answer.content, "final_message"
+        return "", "max_steps"
+
+    return run_turn
+
+
+def test_ex7_accepts_the_solution_core_and_stretch():
+    assert grading.check_ex7(EX7.run_turn).startswith("ex07 core passed")
+    assert grading.check_ex7(EX7.run_turn, stretch=True).startswith("ex07 stretch passed")
+
+
+@pytest.mark.parametrize(("flaw", "hint"), [
+    ("no_heartbeat", "on chaining three calls with heartbeats"),
+    ("ignores_failures", "a failed result (result.ok is False) must wake the policy"),
+    ("max_steps_off_by_one", "stop at max_steps"),
+    ("ignores_warnings", "events of kind 'warned'"),
+    ("first_call_only", "run every call of one answer in order"),
+    ("continues_after_send", "stop once send_message ran"),
+])
+def test_ex7_rejects_loop_mutants(flaw, hint):
+    message = rejects(grading.check_ex7, ex7_loop(flaw), hint=hint)
+    assert "\n" not in message and "Traceback" not in message
+
+
+def test_ex7_stretch_tier_is_graded_separately():
+    """A loop without try/except passes the core and fails the stretch with a hint."""
+    assert grading.check_ex7(ex7_loop("none")).startswith("ex07 core passed")
+    rejects(grading.check_ex7, ex7_loop("none"), True, hint="run_turn raised VMemError")
+
+
+# --- exercise 8, the capstone ---------------------------------------------------------------
+
+def ex8_agent(flaw: str):
+    """The capstone's chat_session with one flaw, in a namespace of its own (run_turn calls
+    the `decide` of its namespace, so a flawed decide is swapped in there)."""
+    ns = load_cells("ex08_capstone", ("ex08-01", "ex08-03", "ex08-05"))
+    right_decide, right_session = ns.decide, ns.chat_session
+
+    def decide(user_text, results):
+        calls = right_decide(user_text, results)
+        name, arguments = calls[0]
+        if flaw == "no_search" and name == "archival_memory_search":
+            return [("send_message", {"message": "I do not remember."})]
+        if flaw == "never_saves" and name == "archival_memory_insert":
+            return [("send_message", {"message": "Noted."})]
+        if name == "send_message" and results and results[-1].name == "archival_memory_search":
+            hits = [hit for hit in results[-1].hits
+                    if flaw == "no_quarantine_filter" or not hit.quarantined]
+            if hits and flaw in ("no_citation", "cites_rank", "no_quarantine_filter",
+                                 "cites_a_message_counter"):
+                cite = {"no_citation": "", "cites_rank": " [record 1]",
+                        "cites_a_message_counter": " [message 1]"}.get(
+                    flaw, f" [record {hits[0].id}]")
+                return [("send_message", {"message": f"From my notes: {hits[0].text}{cite}"})]
+        return calls
+
+    def chat_session(path, messages, clock):
+        if flaw == "no_persistence":
+            path = ":memory:"
+        if flaw == "forgets_across_reopen":
+            Path(path).unlink(missing_ok=True)
+        return right_session(path, messages, clock)
+
+    ns.run_turn.__globals__["decide"] = decide
+    return chat_session
+
+
+def test_ex8_accepts_the_solution_core_and_stretch():
+    ns = load_cells("ex08_capstone", ("ex08-01", "ex08-03", "ex08-05"))
+    assert grading.check_ex8(ns.chat_session).startswith("ex08 core passed")
+    assert grading.check_ex8(ns.chat_session, stretch=True).startswith("ex08 stretch passed")
+
+
+@pytest.mark.parametrize(("flaw", "hint"), [
+    ("no_persistence", "not ':memory:'"),
+    ("forgets_across_reopen", "holds 1 session(s)"),
+    ("no_search", "search before answering"),
+    ("never_saves", "save statements with archival_memory_insert"),
+    ("no_citation", "has no citation"),
+    ("cites_rank", "cites [record 1], which says 'I am learning the cello"),
+    ("cites_a_message_counter", "cites [message 1], which says 'I am learning the cello"),
+])
+def test_ex8_rejects_agents_that_do_not_remember(flaw, hint):
+    message = rejects(grading.check_ex8, ex8_agent(flaw), hint=hint)
+    assert "\n" not in message and "Traceback" not in message
+
+
+def test_ex8_stretch_tier_is_graded_separately():
+    """An agent that quotes quarantined hits passes the core and fails the stretch tier."""
+    assert grading.check_ex8(ex8_agent("no_quarantine_filter")).startswith("ex08 core passed")
+    rejects(grading.check_ex8, ex8_agent("no_quarantine_filter"), True,
+            hint="skip hits whose `quarantined` is True")

@@ -3,7 +3,8 @@
 `python -m vmem grade [PATH] [--csv FILE] [--timeout SECONDS]`
 
 - PATH holding `exNN_*.ipynb` notebooks (default `exercises`): grade one learner and print
-  a table (exercise, result, the failing check's message) with a total score.
+  a table (exercise, result, the stretch tier's result where there is one, the failing
+  check's message) with a total score and a stretch score.
 - PATH holding one folder per student (each with the notebooks, directly or in an
   `exercises/` subfolder): grade the class; `--csv` writes a gradebook with one row per
   student and a column per exercise.
@@ -40,19 +41,31 @@ EXERCISES: dict[str, str] = {
     "ex03_citations": "check_ex3(insert_fact, answer_with_citations)",
     "ex04_poisoning": "check_ex4(is_directive)",
     "ex05_typed_core": "check_ex5(to_memgpt, TypedCore)",
+    "ex06_memory_tools": "check_ex6(tool_schema, dispatch)",
+    "ex07_agent_loop": "check_ex7(run_turn)",
+    "ex08_capstone": "check_ex8(chat_session)",
+}
+# The exercises with a stretch tier, graded separately and reported in its own column.
+STRETCH: dict[str, str] = {
+    "ex06_memory_tools": "check_ex6(tool_schema, dispatch, stretch=True)",
+    "ex07_agent_loop": "check_ex7(run_turn, stretch=True)",
+    "ex08_capstone": "check_ex8(chat_session, stretch=True)",
 }
 DEFAULT_TIMEOUT = 120  # seconds per notebook, kernel start included
 CHECK_TAG = "check"
+STRETCH_TAG = "check-stretch"
 _MESSAGE_CHARS = 160  # the longest message shown in a table cell
 
 
 @dataclass(frozen=True)
 class Result:
-    """One graded notebook: `status` is passed, failed, missing, invalid, timeout or crashed."""
+    """One graded notebook: `status` is passed, failed, missing, invalid, timeout or crashed;
+    `stretch` is passed or failed for an exercise with a stretch tier that ran, else ""."""
 
     exercise: str
     status: str
     message: str = ""
+    stretch: str = ""
 
     @property
     def passed(self) -> bool:
@@ -106,8 +119,11 @@ def grade_notebook(path: Path, exercise: str, timeout: float = DEFAULT_TIMEOUT) 
     source = f"from vmem.grading import {EXERCISES[exercise].split('(')[0]}\n" \
              f"{EXERCISES[exercise]}"
     nb.cells = [cell for cell in nb.cells
-                if CHECK_TAG not in cell.get("metadata", {}).get("tags", [])]
+                if not {CHECK_TAG, STRETCH_TAG} & set(cell.get("metadata", {}).get("tags", []))]
     nb.cells.append(nbformat.v4.new_code_cell(source))
+    if exercise in STRETCH:
+        nb.cells.append(nbformat.v4.new_code_cell(source.split("\n")[0] + "\n" +
+                                                  STRETCH[exercise]))
     with tempfile.TemporaryDirectory(prefix="vmem-grade-") as workdir:
         try:
             execute(nb, Path(workdir), timeout)
@@ -118,15 +134,26 @@ def grade_notebook(path: Path, exercise: str, timeout: float = DEFAULT_TIMEOUT) 
         except Exception as exc:  # e.g. the kernel could not start
             return Result(exercise, "crashed", one_line(f"{type(exc).__name__}: {exc}",
                                                      _MESSAGE_CHARS))
-    errors = [out for out in nb.cells[-1].get("outputs", []) if out.get("output_type") == "error"]
+    stretch = stretch_errors = ""
+    if exercise in STRETCH:
+        stretch_errors = _errors(nb.cells.pop())
+        stretch = "failed" if stretch_errors else "passed"
+    errors = _errors(nb.cells[-1])
     if errors:
-        return Result(exercise, "failed", one_line(f"{errors[0]['ename']}: {errors[0]['evalue']}",
-                                                _MESSAGE_CHARS))
-    return Result(exercise, "passed")
+        return Result(exercise, "failed", errors, stretch)
+    return Result(exercise, "passed", f"stretch: {stretch_errors}" if stretch == "failed" else "",
+                  stretch)
+
+
+def _errors(cell: Any) -> str:
+    """The first error a cell raised, on one line ("" when it ran cleanly)."""
+    errors = [out for out in cell.get("outputs", []) if out.get("output_type") == "error"]
+    return one_line(f"{errors[0]['ename']}: {errors[0]['evalue']}", _MESSAGE_CHARS) \
+        if errors else ""
 
 
 def grade_folder(folder: Path, timeout: float = DEFAULT_TIMEOUT) -> list[Result]:
-    """Grade the five exercise notebooks in `folder` (or in its `exercises/` subfolder)."""
+    """Grade the exercise notebooks in `folder` (or in its `exercises/` subfolder)."""
     if not any(folder.glob("ex*.ipynb")) and (folder / "exercises").is_dir():
         folder = folder / "exercises"
     return [grade_notebook(folder / f"{name}.ipynb", name, timeout) for name in EXERCISES]
@@ -134,14 +161,17 @@ def grade_folder(folder: Path, timeout: float = DEFAULT_TIMEOUT) -> list[Result]
 
 
 def _score(results: Sequence[Result]) -> str:
-    return f"{sum(result.passed for result in results)}/{len(results)}"
+    tiers = [r for r in results if r.exercise in STRETCH]
+    return f"{sum(result.passed for result in results)}/{len(results)}, stretch " \
+           f"{sum(r.stretch == 'passed' for r in tiers)}/{len(tiers)}"
 
 
 def format_results(results: Sequence[Result]) -> str:
     """One learner's table: exercise, result and the first failing check's message."""
     width = max(len(name) for name in EXERCISES)
-    lines = [f"{'exercise':<{width}}  {'result':<7}  message"]
-    lines += [f"{r.exercise:<{width}}  {r.status:<7}  {r.message}".rstrip() for r in results]
+    lines = [f"{'exercise':<{width}}  {'result':<7}  {'stretch':<7}  message"]
+    lines += [f"{r.exercise:<{width}}  {r.status:<7}  {r.stretch or '-':<7}  {r.message}".rstrip()
+              for r in results]
     lines.append(f"score {_score(results)}")
     return "\n".join(lines)
 
@@ -164,11 +194,13 @@ def write_gradebook(grades: dict[str, list[Result]], path: Path) -> None:
     """CSV: student, 1 or 0 per exercise, the score, and why each failure failed."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", *EXERCISES, "score", "notes"])
+        writer.writerow(["student", *EXERCISES, *(f"{name} stretch" for name in STRETCH),
+                         "score", "notes"])
         for student, results in grades.items():
             notes = "; ".join(f"{r.exercise}: {r.status}" + (f" ({r.message})" if r.message else "")
                               for r in results if not r.passed)
-            writer.writerow([student, *(int(r.passed) for r in results),
+            stretch = [int(r.stretch == "passed") for r in results if r.exercise in STRETCH]
+            writer.writerow([student, *(int(r.passed) for r in results), *stretch,
                              sum(r.passed for r in results), notes])
 
 

@@ -1,4 +1,4 @@
-"""The checks behind the five exercise notebooks: `check_ex1` ... `check_ex5`.
+"""The checks behind the exercise notebooks: `check_ex1` ... `check_ex8`.
 
 Each check takes the learner's functions or classes, runs them on cases the notebook never
 shows, and returns a one-line success message, or raises `AssertionError` whose message
@@ -10,8 +10,10 @@ in the exercise notebook passes. The learner's `NotImplementedError` stubs pass 
 unchanged (the message says which part is still to do); any other unexpected exception
 becomes an `AssertionError` that names the call that raised it.
 
-Each check lives in its own module under `vmem.course.checks` (`ex01` ... `ex05`), with
-the cases it uses; this module is where notebooks and graders import them from.
+Each check lives in its own module under `vmem.course.checks` (`ex01` ... `ex08`), with
+the cases it uses; this module is where notebooks and graders import them from. A check
+with a stretch tier grades it with `stretch=True`; `vmem.course.classroom.STRETCH` lists
+those calls.
 """
 
 from .checks.ex01 import check_ex1
@@ -19,5 +21,9 @@ from .checks.ex02 import check_ex2
 from .checks.ex03 import check_ex3
 from .checks.ex04 import check_ex4
 from .checks.ex05 import check_ex5
+from .checks.ex06 import check_ex6
+from .checks.ex07 import check_ex7
+from .checks.ex08 import check_ex8
 
-__all__ = ["check_ex1", "check_ex2", "check_ex3", "check_ex4", "check_ex5"]
+__all__ = ["check_ex1", "check_ex2", "check_ex3", "check_ex4", "check_ex5", "check_ex6",
+           "check_ex7", "check_ex8"]
