@@ -256,6 +256,16 @@ def test_length_normalisation_flips_the_ranking_as_b_moves(store) -> None:
     assert ranking(1.0) == [2, 1]  # the short record wins with full length normalisation
 
 
+def test_query_words_in_no_record_are_greyed_not_given_an_idf(store) -> None:
+    records = store.records()
+    view = viz.retrieval_view(viz.build_index(records), records, "kiwi zucchini",
+                              k1=1.2, b=0.75, top_k=5)
+    assert view.unmatched == ("zucchini",) and view.facts()["unmatched"] == ["zucchini"]
+    markup = viz.retrieval_html(view)
+    assert "zucchini (in no record: adds nothing)" in markup
+    assert "<b>zucchini</b> idf" not in markup and "<b>kiwi</b> idf" in markup
+
+
 def test_overlap_counts_distinct_shared_terms_ties_in_insertion_order(store) -> None:
     hits = viz.overlap_ranking("kiwi apple apple", store.records(), top_k=10)
     assert [(h.record_id, h.matched) for h in hits] == \

@@ -63,7 +63,14 @@ class RetrievalView:
                 "b": round(self.b, 2), "top_k": self.top_k,
                 "bm25": [hit.record_id for hit in self.bm25],
                 "scores": [round(hit.score, 3) for hit in self.bm25],
-                "overlap": [hit.record_id for hit in self.overlap]}
+                "overlap": [hit.record_id for hit in self.overlap],
+                "unmatched": list(self.unmatched)}
+
+    @property
+    def unmatched(self) -> tuple[str, ...]:
+        """Query terms no record contains: they add nothing to any score, so the view
+        greys them out instead of showing their (highest possible) idf."""
+        return tuple(term for term, df in zip(self.terms, self.df, strict=True) if df == 0)
 
 
 def build_index(records: Sequence[Record]) -> BM25Index:
@@ -119,6 +126,8 @@ def retrieval_html(view: RetrievalView) -> str:
         return root("retrieval", view.facts(), body)
     colors = {term: TERM_COLORS[i % len(TERM_COLORS)] for i, term in enumerate(view.terms)}
     legend = " &nbsp; ".join(
+        f'<span style="color:#999">{escape(term)} (in no record: adds nothing)</span>'
+        if df == 0 else
         f"{swatch(colors[term])}<b>{escape(term)}</b> idf {idf:.2f} (in {df} of {view.records})"
         for term, idf, df in zip(view.terms, view.idf, view.df, strict=True))
     bm25_rank = {hit.record_id: rank for rank, hit in enumerate(view.bm25, 1)}
