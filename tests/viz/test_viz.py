@@ -256,6 +256,33 @@ def test_length_normalisation_flips_the_ranking_as_b_moves(store) -> None:
     assert ranking(1.0) == [2, 1]  # the short record wins with full length normalisation
 
 
+def test_query_words_in_no_record_are_greyed_not_given_an_idf(store) -> None:
+    records = store.records()
+    view = viz.retrieval_view(viz.build_index(records), records, "kiwi zucchini",
+                              k1=1.2, b=0.75, top_k=5)
+    assert view.unmatched == ("zucchini",) and view.facts()["unmatched"] == ["zucchini"]
+    markup = viz.retrieval_html(view)
+    assert "zucchini (in no record: adds nothing)" in markup
+    assert "<b>zucchini</b> idf" not in markup and "<b>kiwi</b> idf" in markup
+
+
+def test_relevant_records_are_marked_with_recall_at_k_beside_each_ranking(store) -> None:
+    records = store.records()
+    index = viz.build_index(records)
+    view = viz.retrieval_view(index, records, "kiwi", k1=1.2, b=0.75, top_k=2,
+                              relevant=frozenset({3, 4}))
+    facts = view.facts()
+    assert sorted(facts["bm25"]) == sorted(facts["overlap"]) == [2, 3]  # record 4: no kiwi
+    assert facts["relevant"] == [3, 4]
+    assert facts["recall"] == {"bm25": 0.5, "overlap": 0.5}
+    markup = viz.retrieval_html(view)
+    assert markup.count("recall@2 = 0.50</b> (1 of 2 relevant)") == 2
+    assert markup.count("&#10003; relevant") == 2  # record 3, once in each ranking
+    plain = viz.retrieval_view(index, records, "kiwi", k1=1.2, b=0.75, top_k=1)
+    assert plain.facts()["recall"] == {"bm25": None, "overlap": None}
+    assert "recall@" not in viz.retrieval_html(plain)
+
+
 def test_overlap_counts_distinct_shared_terms_ties_in_insertion_order(store) -> None:
     hits = viz.overlap_ranking("kiwi apple apple", store.records(), top_k=10)
     assert [(h.record_id, h.matched) for h in hits] == \

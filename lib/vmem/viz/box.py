@@ -15,7 +15,22 @@ except ImportError:  # the pure functions work without it
     widgets = None
 
 INSTALL_HINT = 'pip install "vmem[widgets]" (or pip install ipywidgets)'
-Box: Any = widgets.VBox if widgets is not None else object
+_Base: Any = widgets.VBox if widgets is not None else object
+
+
+class Box(_Base):  # type: ignore[misc, valid-type]
+    """A vertical box whose picture lives in `.output` (an ipywidgets `HTML`)."""
+
+    output: Any
+
+    def snapshot(self) -> Any:
+        """The current view as a static `IPython.display.HTML`: outside a live kernel
+        (GitHub, nbviewer) widgets show only their text form, so a lesson displays this
+        beneath the widget to leave a picture in the committed output. It is the same
+        HTML the pure function drew, so it is deterministic and nbval can compare it."""
+        from IPython.display import HTML
+
+        return HTML(self.output.value)
 
 
 def require_widgets(name: str) -> None:

@@ -56,6 +56,12 @@ class RetrievalView:
     records: int
     bm25: tuple[RankedHit, ...]
     overlap: tuple[OverlapHit, ...]
+    relevant: frozenset[int] = frozenset()  # ids the lesson marks relevant (may be none)
+
+    def recall(self, ids: Sequence[int]) -> float | None:
+        """recall@top_k of a ranking's ids: the share of `relevant` it shows (None when
+        no relevant ids were given, so there is nothing to measure)."""
+        return len(self.relevant & set(ids)) / len(self.relevant) if self.relevant else None
 
     def facts(self) -> dict[str, Any]:
         """The rankings the view draws, as JSON-ready values (tests compare these)."""
@@ -63,7 +69,17 @@ class RetrievalView:
                 "b": round(self.b, 2), "top_k": self.top_k,
                 "bm25": [hit.record_id for hit in self.bm25],
                 "scores": [round(hit.score, 3) for hit in self.bm25],
-                "overlap": [hit.record_id for hit in self.overlap]}
+                "overlap": [hit.record_id for hit in self.overlap],
+                "relevant": sorted(self.relevant),
+                "recall": {"bm25": self.recall([hit.record_id for hit in self.bm25]),
+                           "overlap": self.recall([hit.record_id for hit in self.overlap])},
+                "unmatched": list(self.unmatched)}
+
+    @property
+    def unmatched(self) -> tuple[str, ...]:
+        """Query terms no record contains: they add nothing to any score, so the view
+        greys them out instead of showing their (highest possible) idf."""
+        return tuple(term for term, df in zip(self.terms, self.df, strict=True) if df == 0)
 
 
 def build_index(records: Sequence[Record]) -> BM25Index:
@@ -89,7 +105,8 @@ def overlap_ranking(query: str, records: Sequence[Record], top_k: int) -> list[O
 
 
 def retrieval_view(index: BM25Index, records: Sequence[Record], query: str, *,
-                   k1: float, b: float, top_k: int) -> RetrievalView:
+                   k1: float, b: float, top_k: int,
+                   relevant: frozenset[int] = frozenset()) -> RetrievalView:
     """BM25 under `k1` and `b` beside the overlap baseline, `top_k` hits each.
 
     `index` must index `records` (see `build_index`); it is not changed: scoring runs on a
@@ -108,7 +125,7 @@ def retrieval_view(index: BM25Index, records: Sequence[Record], query: str, *,
                               tuple((term, share) for term, share in shares.items() if share)))
     return RetrievalView(query, terms, tuple(tuned.idf(term) for term in terms),
                          tuple(tuned.df(term) for term in terms), k1, b, top_k, len(records),
-                         tuple(hits), tuple(overlap_ranking(query, records, top_k)))
+                         tuple(hits), tuple(overlap_ranking(query, records, top_k)), relevant)
 
 
 def retrieval_html(view: RetrievalView) -> str:
@@ -119,24 +136,30 @@ def retrieval_html(view: RetrievalView) -> str:
         return root("retrieval", view.facts(), body)
     colors = {term: TERM_COLORS[i % len(TERM_COLORS)] for i, term in enumerate(view.terms)}
     legend = " &nbsp; ".join(
+        f'<span style="color:#999">{escape(term)} (in no record: adds nothing)</span>'
+        if df == 0 else
         f"{swatch(colors[term])}<b>{escape(term)}</b> idf {idf:.2f} (in {df} of {view.records})"
         for term, idf, df in zip(view.terms, view.idf, view.df, strict=True))
     bm25_rank = {hit.record_id: rank for rank, hit in enumerate(view.bm25, 1)}
     scale = max((hit.score for hit in view.bm25), default=0.0) or 1.0
-    left = [f"<b>BM25</b> (k1 = {view.k1:.2f}, b = {view.b:.2f}): score split by term"]
+    left = [f"<b>BM25</b> (k1 = {view.k1:.2f}, b = {view.b:.2f}): score split by term"
+            + _recall_note(view, [hit.record_id for hit in view.bm25])]
     for rank, hit in enumerate(view.bm25, 1):
         segments = [(term, share, colors[term]) for term, share in hit.parts]
         left.append(
-            f'<div style="margin-top:6px">{rank}. [record {hit.record_id}] score '
+            f'<div style="margin-top:6px">{rank}. [record {hit.record_id}]'
+            f"{_mark(view, hit.record_id)} score "
             f"<b>{hit.score:.2f}</b>{bar(segments, scale, 14)}"
             f'<div style="color:#555">{escape(one_line(hit.text, 90))}</div></div>')
-    right = ["<b>Token overlap</b> (baseline): distinct query terms shared"]
+    right = ["<b>Token overlap</b> (baseline): distinct query terms shared"
+             + _recall_note(view, [hit.record_id for hit in view.overlap])]
     for rank, hit in enumerate(view.overlap, 1):
         where = f"BM25 rank {bm25_rank[hit.record_id]}" if hit.record_id in bm25_rank \
             else f"not in BM25's top {view.top_k}"
         right.append(
-            f'<div style="margin-top:6px">{rank}. [record {hit.record_id}] '
-            f"<b>{len(hit.matched)}</b> of {len(view.terms)}: {escape(', '.join(hit.matched))}"
+            f'<div style="margin-top:6px">{rank}. [record {hit.record_id}]'
+            f"{_mark(view, hit.record_id)} <b>{len(hit.matched)}</b> of {len(view.terms)}: "
+            f"{escape(', '.join(hit.matched))}"
             f' <span style="color:#888">({where})</span>'
             f'<div style="color:#555">{escape(one_line(hit.text, 70))}</div></div>')
     if not view.bm25:
@@ -148,6 +171,19 @@ def retrieval_html(view: RetrievalView) -> str:
             f'{"".join(right)}</div></div>')
     return root("retrieval", view.facts(), body)
 
+
+def _recall_note(view: RetrievalView, ids: Sequence[int]) -> str:
+    """ "; recall@k = ..." beside a ranking's heading, when relevant ids were given."""
+    found = view.recall(ids)
+    return "" if found is None else (
+        f"; <b>recall@{view.top_k} = {found:.2f}</b> "
+        f"({len(view.relevant & set(ids))} of {len(view.relevant)} relevant)")
+
+
+def _mark(view: RetrievalView, record_id: int) -> str:
+    """A visible mark on a record the lesson says is relevant."""
+    return ' <b style="color:#009E73">&#10003; relevant</b>' \
+        if record_id in view.relevant else ""
 
 
 class RetrievalExplorer(Box):
@@ -171,8 +207,9 @@ class RetrievalExplorer(Box):
     """
 
     def __init__(self, store: Any, *, query: str = "", top_k: int = 5, k1: float = 1.2,
-                 b: float = 0.75) -> None:
+                 b: float = 0.75, relevant: frozenset[int] | set[int] = frozenset()) -> None:
         require_widgets("RetrievalExplorer")
+        self.relevant = frozenset(relevant)
         self.records = tuple(store.records())
         self.index = build_index(self.records)
         most = max(1, min(20, len(self.records)))
@@ -198,7 +235,7 @@ class RetrievalExplorer(Box):
     def view(self) -> RetrievalView:
         """The rankings for the controls' current values."""
         return retrieval_view(self.index, self.records, self.query.value, k1=self.k1.value,
-                              b=self.b.value, top_k=self.top_k.value)
+                              b=self.b.value, top_k=self.top_k.value, relevant=self.relevant)
 
     def _draw(self, change: Any = None) -> None:
         self.output.value = retrieval_html(self.view())

@@ -46,7 +46,7 @@ def _predicted(widget):
     if isinstance(widget, _viz.RetrievalExplorer):
         return _viz.retrieval_view(widget.index, widget.records, widget.query.value,
                                    k1=widget.k1.value, b=widget.b.value,
-                                   top_k=widget.top_k.value).facts()
+                                   top_k=widget.top_k.value, relevant=widget.relevant).facts()
     return _viz.trace_facts(_viz.trace_rows(widget.turn), widget.step.value)
 
 _kinds = (_viz.EvictionViewer, _viz.RetrievalExplorer, _viz.TraceViewer)
