@@ -28,31 +28,25 @@ is an order", "takes priority over"). An order alone, or a mention alone, is ord
 Every regular expression is precompiled and uses bounded repetition only, so a scan is
 linear in the input (100 KB or 1 MB of hostile text included).
 
-A third layer is learned (`vmem.guard_model`): logistic regression over character
-n-grams in 18 languages, which flags a sentence only when it also names the model's reply,
-code, the model or its instructions (`vmem.guard_languages`). Encoded runs (base64, hex,
-URL encoding, HTML character references) are decoded and scanned too (`vmem.guard_decode`).
-
-It is a filter, not a proof. Figures (docs/RELIABILITY.md, `python -m vmem eval guard`):
-BIPIA's train split, addressed attacks 95/95 (93/95 when the learned layer's categories
-are held out); the project's own held-out set, 114/153 injections in 17 languages and 24/24
-English ones hidden in documents or encodings, 3/276 ordinary texts flagged; an independent
-English set 116/120 and 4/400; LoCoMo 1/5,882 turns. Quarantine makes poisoning visible and
-keeps it out of core memory; it does not make retrieved text safe to obey.
+It is a filter, not a proof. On the project's labelled sets it catches every injection and
+flags no ordinary turn, and it flags none of LoCoMo's ~5,900 dialogue turns; but batches
+of injections phrased unlike anything it was built from were caught only about a third of
+the time while it was a list of phrases, and still miss some phrasings now (a development
+set written before the signal layer was rebuilt was caught at 54%, then 96% after).
+Quarantine makes poisoning visible and keeps it out of core memory; it does not make
+retrieved text safe to obey.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from .guard_decode import hidden_payloads
-from .guard_languages import detect_language
-from .guard_model import THRESHOLD as MODEL_THRESHOLD
-from .guard_model import load_model
 from .guard_patterns import ADVERBS, NEGATIONS, SUBJECTS, TEXT_PATTERNS, WORD_PATTERNS
 from .guard_signals import SIGNAL_THRESHOLD, SIGNALS
 from .text import clip
@@ -62,15 +56,10 @@ __all__ = ["Guard", "Verdict", "normalize", "wrap_untrusted"]
 
 @dataclass(frozen=True)
 class Verdict:
-    """The result of a scan: `flagged`, one short human-readable reason per kind found, and
-    the `language` of the text (an ISO 639-1 code such as "es"; a script's name such as
-    "Latin" when the language is not one the guard tells apart; "" without letters). The
-    language is information, not part of the verdict: it is left out of `==`, so code that
-    compares verdicts keeps working."""
+    """The result of a scan: `flagged`, and one short human-readable reason per kind found."""
 
     flagged: bool
     reasons: tuple[str, ...] = ()
-    language: str = field(default="", compare=False)
 
 
 # --- normalisation --------------------------------------------------------------------
@@ -96,6 +85,7 @@ _LEET_INSIDE = re.compile(r"[a-z][0-9@$|]|[0-9@$|!][a-z]")
 # Runs of single characters split by separators: "i g n o r e", "d.i.s.r.e.g.a.r.d".
 _SPACED_RUN = re.compile(r"(?<![^\W_])[a-z0-9](?:[\s.\-_*,/|~+'`]{1,3}[a-z0-9](?![^\W_])){2,}")
 _SEPARATORS = re.compile(r"[\s.\-_*,/|~+'`]+")
+_BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 
 
 def normalize(text: str) -> str:
@@ -141,13 +131,28 @@ def _unspace(text: str) -> str:
     return _SPACED_RUN.sub(join, text)
 
 
+def _base64_payloads(raw: str) -> Iterator[str]:
+    """Readable text hidden in base64-looking tokens of `raw`."""
+    for match in _BASE64_TOKEN.finditer(raw):
+        token = match.group().rstrip("=")
+        token += "=" * (-len(token) % 4)
+        try:
+            decoded = base64.b64decode(token, altchars=b"-_" if "-" in token or "_" in token
+                                       else None, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
+        if printable >= 0.9 * len(decoded) and (" " in decoded
+                                                or _BASE64_TOKEN.fullmatch(decoded)):
+            yield decoded
+
+
 # --- combining weak signals ------------------------------------------------------------
 
 _SENTENCE_END = re.compile(r"[.!?\n]+")
 _COMPILED_SIGNALS = tuple((name, weight, re.compile(rx)) for name, weight, rx in
                           sorted(SIGNALS, key=lambda signal: -signal[1]))
 _COMBINED = "directive signals together"
-_LEARNED = "learned model"
 _ORDER = "gives an order"
 
 
@@ -206,18 +211,14 @@ class Guard:
     `extra_patterns` (or `add_pattern` later) adds `(kind, regex)` pairs of your own; they
     are matched, case-insensitively, against the normalised text and its word view
     ("don't ignore_it!" reads as "dont ignore it "). `threshold` is the weight of weak
-    signals that flags a sentence pair (None turns that layer off); `model_threshold` is the
-    probability at which the learned layer (`vmem.guard_model`) flags a sentence (None turns
-    it off); `decode_depth` is how many layers of encoding (base64, hex, URL, HTML
-    references) are unwrapped.
+    signals that flags a sentence pair (None turns that layer off); `decode_depth` is how
+    many layers of base64 are unwrapped.
     """
 
     def __init__(self, extra_patterns: Iterable[tuple[str, str]] = (), *,
-                 decode_depth: int = 2, threshold: float | None = SIGNAL_THRESHOLD,
-                 model_threshold: float | None = MODEL_THRESHOLD) -> None:
+                 decode_depth: int = 2, threshold: float | None = SIGNAL_THRESHOLD) -> None:
         self.decode_depth = decode_depth
         self.threshold = threshold
-        self.model_threshold = model_threshold
         self._patterns: list[_Pattern] = [
             *(_Pattern(kind, re.compile(rx), True, True) for kind, rx in WORD_PATTERNS),
             *(_Pattern(kind, re.compile(rx), False, True) for kind, rx in TEXT_PATTERNS),
@@ -236,26 +237,15 @@ class Guard:
         self._patterns.append(_Pattern(kind, compiled, False))
 
     def scan(self, text: str) -> Verdict:
-        """Scan `text`; flagged when any pattern, the weak signals together, or the learned
-        model flags any view of it (the text as written, de-obfuscated, or decoded)."""
+        """Scan `text`; flagged when any pattern matches any view of it."""
         found: dict[str, str] = {}
-        language = detect_language(text)
-        self._scan(text, "", self.decode_depth, found, language)
-        if len(found.keys() - {_LEARNED}) > 1:  # a named pattern says it better than the
-            found.pop(_COMBINED, None)  # signals behind it
+        self._scan(text, "", self.decode_depth, found)
+        if len(found) > 1:  # a named pattern says it better than the signals behind it
+            found.pop(_COMBINED, None)
         reasons = tuple(f"{kind}: {evidence}" for kind, evidence in found.items())
-        return Verdict(bool(reasons), reasons, language)
+        return Verdict(bool(reasons), reasons)
 
-    def model_score(self, text: str) -> float:
-        """The learned layer's probability for `text`'s most injection-like anchored
-        sentence, decoded payloads included (0.0 when none has an anchor)."""
-        best = load_model().score(text)[0]
-        for _how, payload in hidden_payloads(text):
-            best = max(best, load_model().score(payload)[0])
-        return best
-
-    def _scan(self, text: str, how: str, depth: int, found: dict[str, str],
-              language: str | None = None) -> None:
+    def _scan(self, text: str, how: str, depth: int, found: dict[str, str]) -> None:
         for view_how, view, on_words in _views(text):
             label = ", ".join(part for part in (how, view_how) if part)
             gated = _GATES[on_words].search(view) is None
@@ -271,14 +261,9 @@ class Guard:
                 evidence = _combined_signals(view, self.threshold)
                 if evidence:
                     found[_COMBINED] = f"{evidence} ({label})" if label else evidence
-        if self.model_threshold is not None and _LEARNED not in found:
-            probability, sentence = load_model().score(text, language)
-            if probability >= self.model_threshold:
-                evidence = f"{probability:.2f} {clip(' '.join(sentence.split()), 80)!r}"
-                found[_LEARNED] = f"{evidence} ({how})" if how else evidence
         if depth > 0:
-            for encoding, payload in hidden_payloads(text):
-                self._scan(payload, f"decoded from {encoding}", depth - 1, found)
+            for payload in _base64_payloads(text):
+                self._scan(payload, "decoded from base64", depth - 1, found)
 
 
 def _first_order(pattern: _Pattern, view: str) -> re.Match[str] | None:

@@ -2,7 +2,6 @@
 
     eval locomo --data PATH [--k 1,5,10,25,50] [--budgets 1000,...] [--json]
     eval synthetic [--seed N] [--tokens N] [--k ...] [--budgets ...] [--json]
-    eval guard --data PATH [--own tests/data] [--locomo PATH]   (the poisoning guard)
 
 The JSON object has the shape `{name: {category or "overall": {metric: percent}}}`:
 recall configurations are named by retrieval unit and ranker (`dialog/bm25+speaker`),
@@ -17,7 +16,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
 from ..errors import VMemError
@@ -34,8 +32,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.dataset == "guard":
-        return _guard(args, out)
     try:
         ks, budgets = _ints(args.k, "--k"), _ints(args.budgets, "--budgets")
         if args.dataset == "locomo":
@@ -64,25 +60,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     return 0
 
 
-def _guard(args: argparse.Namespace, out: TextIO) -> int:
-    """`eval guard`: the guard's figures on whatever data is present (vmem.eval.guard)."""
-    from ..guard import Guard
-    from .guard import measure, render
-
-    locomo = args.locomo or args.data.parent / "locomo" / "locomo10.json"
-    try:
-        rows = measure(Guard(), args.data, args.own, locomo,
-                       log=lambda line: print(line, file=sys.stderr))
-    except VMemError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if not rows:
-        print("error: no guard data found (see --help)", file=sys.stderr)
-        return 2
-    out.write(render(rows))
-    return 0
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vmem eval", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="dataset", required=True)
@@ -98,16 +75,6 @@ def _parser() -> argparse.ArgumentParser:
         else:
             command.add_argument("--seed", type=int, default=0)
             command.add_argument("--tokens", type=int, default=100_000)
-    guard = sub.add_parser("guard", help="measure the poisoning guard (BIPIA train split, own "
-                           "sets, LoCoMo turns)")
-    guard.add_argument("--data", type=Path, required=True,
-                       help="the poisoning data folder (holding bipia/), e.g. "
-                       "../shared/data/poisoning")
-    guard.add_argument("--own", type=Path, default=Path("tests") / "data",
-                       help="the project's own labelled sets (default: tests/data)")
-    guard.add_argument("--locomo", type=Path, default=None,
-                       help="LoCoMo's locomo10.json (default: beside --data, "
-                       "../locomo/locomo10.json)")
     return parser
 
 
