@@ -15,7 +15,8 @@ of the budget a memory-pressure notice is queued (once, re-armed by the next flu
 the budget would be exceeded the context flushes: it evicts the oldest messages down to
 about `flush_to` of the budget, never splitting an assistant tool call from its tool
 results and always keeping the newest user message, and folds the evicted messages into
-the summary. Every change is recorded as an `Event` so a widget can replay it.
+the summary. Every change is recorded as an `Event` so a widget can replay it, and
+`plan_next_flush()` says what the next flush would evict without doing it.
 
 This module keeps the books: it counts tokens, stores, queues and rolls back. The rules
 for where the queue may be cut and how far a flush cuts are in `vmem.eviction`; the words
@@ -34,7 +35,7 @@ from typing import Any, Literal, Protocol
 from .clock import Clock, ensure_utc, utc_now
 from .core import CoreMemory
 from .errors import ContextOverflowError
-from .eviction import evictable_groups, leading, plan_flush, protected, run_is_open
+from .eviction import PlannedFlush, evictable_groups, leading, plan_flush, protected, run_is_open
 from .messages import Message
 from .prompt import pressure_text, status_text, summary_text, system_text
 from .recall import RecallStore
@@ -352,10 +353,11 @@ class MainContext:
         total = self.tokens()
         if total < threshold:
             return
-        if total + self._notice_cost(total) > self.max_tokens:
+        if self._warning_flushes(total, self._queue, len(self.recall)):
             self._flush(now)
             total = self.tokens()
-            if total < threshold or total + self._notice_cost(total) > self.max_tokens:
+            if total < threshold or \
+                    total + self._notice_cost(total, len(self.recall)) > self.max_tokens:
                 return
         notice = Message("system", pressure_text(total, self.max_tokens),
                          meta={"notice": "memory_pressure"})
@@ -365,34 +367,69 @@ class MainContext:
         self._armed = False
         self._record("warned", now, [notice])
 
-    def _notice_cost(self, total: int) -> int:
+    def _warning_flushes(self, total: int, queue: Sequence[Message], recall_count: int,
+                         last_change: datetime | None = None) -> bool:
+        """True when the prompt (`total` tokens, this `queue`) is due a warning that does
+        not fit, so `_maybe_warn` flushes instead of warning."""
+        return self._armed and not run_is_open(queue) and \
+            total >= self.warn_at * self.max_tokens and \
+            total + self._notice_cost(total, recall_count, last_change) > self.max_tokens
+
+    def _notice_cost(self, total: int, count: int, last_change: datetime | None = None) -> int:
         """Tokens the notice adds: itself, plus any change in the status line's count."""
-        count = len(self.recall)
         notice = {"role": "system", "content": pressure_text(total, self.max_tokens)}
-        return chat_tokens(notice, self.counter) \
-            + self._status_tokens(count + 1) - self._status_tokens(count)
+        return chat_tokens(notice, self.counter) + \
+            self._status_tokens(count + 1, last_change) - \
+            self._status_tokens(count, last_change)
+
+    def plan_next_flush(self, incoming: Message | None = None, *,
+                        now: datetime | None = None) -> PlannedFlush | None:
+        """What the next flush would do, worked out by the planner the flush itself uses
+        and changing nothing: which messages leave the queue and the summary that replaces
+        the old one. Without `incoming`: a flush run now (whether or not one is due).
+        With it: the flush that `append(incoming)` would run at time `now` (default: the
+        last change), or None when that append would not flush. None also when nothing
+        may be evicted. Exact for a deterministic summarizer; it calls the summarizer as
+        the flush would (an LLM summarizer makes one call), never the clock."""
+        queue, sizes = list(self._queue), [self._sizes[message.id] for message in self._queue]
+        recall_count, last = len(self.recall), now or self._last_change
+        if incoming is not None:
+            queue.append(incoming)
+            sizes.append(chat_tokens(incoming.to_chat(), self.counter))
+            recall_count += 1
+            total = self._fixed_tokens(self._prefix_tokens(), recall_count, last) + sum(sizes)
+            if total <= self.max_tokens and not self._warning_flushes(
+                    total, queue, recall_count, last):
+                return None
+        return self._plan(queue, sizes, recall_count, last)
+
+    def _plan(self, queue: list[Message], sizes: list[int], recall_count: int,
+              last_change: datetime | None = None) -> PlannedFlush | None:
+        """Plan a flush of `queue` (token `sizes` alongside) with `recall_count` messages
+        in recall: the fewest oldest groups down to `flush_to`, see `plan_flush`."""
+        groups = evictable_groups(queue)
+        pending = self._unsummarized
+
+        def total_after(count: int, summary: str | None, unsummarized: int) -> int:
+            evicted = [index for group in groups[:count] for index in group]
+            prefix = self._prefix_tokens(summary, self._evicted + len(evicted), unsummarized)
+            return self._fixed_tokens(prefix, recall_count, last_change) + sum(sizes) - \
+                sum(sizes[index] for index in evicted)
+
+        plan = plan_flush(
+            groups, summary=self._summary, unsummarized=len(pending), total_after=total_after,
+            summarize=lambda count: self._summarize([*pending, *leading(queue, groups, count)]),
+            target=self.flush_to * self.max_tokens, limit=self.max_tokens)
+        return None if plan is None else PlannedFlush(
+            tuple(leading(queue, groups, plan.count)), plan.summary, plan.failure)
 
     def _flush(self, now: datetime) -> None:
         """Evict the oldest evictable messages down to about `flush_to` of the budget and
         fold them into the summary (or keep the old summary if summarizing fails)."""
-        groups = evictable_groups(self._queue)
-        pending = self._unsummarized
-        queued = sum(self._sizes[message.id] for message in self._queue)
-
-        def total_after(count: int, summary: str | None, unsummarized: int) -> int:
-            evicted = leading(self._queue, groups, count)
-            prefix = self._prefix_tokens(summary, self._evicted + len(evicted), unsummarized)
-            return self._fixed_tokens(prefix, len(self.recall)) + queued - \
-                sum(self._sizes[message.id] for message in evicted)
-
-        plan = plan_flush(
-            groups, summary=self._summary, unsummarized=len(pending), total_after=total_after,
-            summarize=lambda count: self._summarize(
-                [*pending, *leading(self._queue, groups, count)]),
-            target=self.flush_to * self.max_tokens, limit=self.max_tokens)
+        plan = self.plan_next_flush()
         if plan is None:
             return
-        evicted = leading(self._queue, groups, plan.count)
+        pending, evicted = self._unsummarized, list(plan.messages)
         gone = {id(message) for message in evicted}
         self._queue = [message for message in self._queue if id(message) not in gone]
         self._evicted += len(evicted)

@@ -84,6 +84,21 @@ class FlushPlan:
     failure: str | None
 
 
+@dataclass(frozen=True)
+class PlannedFlush:
+    """A flush worked out but not yet done (`MainContext.plan_next_flush`): `messages`
+    leave the queue, oldest first; `summary` and `failure` as in `FlushPlan`."""
+
+    messages: tuple[Message, ...]
+    summary: str | None
+    failure: str | None
+
+    @property
+    def ids(self) -> tuple[int | None, ...]:
+        """The ids of the messages that leave the queue, oldest first."""
+        return tuple(message.id for message in self.messages)
+
+
 TotalAfter = Callable[[int, str | None, int], int]
 Summarize = Callable[[int], tuple[str | None, str | None]]
 

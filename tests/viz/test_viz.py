@@ -13,6 +13,7 @@ import html
 import inspect
 import json
 import math
+import random
 import re
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from vmem.clock import StepClock
 from vmem.context import Event, MainContext
 from vmem.core import CoreMemory
 from vmem.course.demo import step_lines
+from vmem.errors import ContextOverflowError
 from vmem.memory import Memory
 from vmem.messages import Message
 from vmem.turn import TraceRow, Turn
@@ -133,20 +135,72 @@ def test_frame_sections_follow_the_token_rule(recorded) -> None:
     assert first.sections["summary"] == 0 and first.recall == 1
 
 
-def test_doomed_are_the_messages_the_next_flush_evicts_once_under_pressure(recorded) -> None:
+def next_flush(frames, index: int) -> tuple[int, ...]:
+    """The ids the first flush of the step after frame `index` evicted (() if none)."""
+    if index + 1 >= len(frames):
+        return ()
+    return next((event.message_ids for event in frames[index + 1].events
+                 if event.kind == "evicted"), ())
+
+
+def test_doomed_are_exactly_what_the_next_step_s_flush_evicts(recorded) -> None:
     frames = viz.replay(recorded).frames
-    evicted_at = [{i for e in step if e.kind == "evicted" for i in e.message_ids}
-                  for step in steps_of(recorded)]
-    highlighted = 0
+    marked = [index for index, frame in enumerate(frames) if frame.doomed]
+    assert marked == [index for index in range(len(frames)) if next_flush(frames, index)]
+    assert len(marked) >= 2
     for index, frame in enumerate(frames):
-        upcoming = next((ids for ids in evicted_at[index + 1:] if ids), set())
-        queue = [item.id for item in frame.queue]
-        if frame.total >= 0.7 * 300:
-            assert list(frame.doomed) == [i for i in queue if i in upcoming]
-            highlighted += bool(frame.doomed)
+        assert frame.doomed == next_flush(frames, index)
+        assert set(frame.doomed) <= {item.id for item in frame.queue}
+        assert frame.facts()["doomed"] == list(frame.doomed)
+
+
+def random_session(rng: random.Random) -> MainContext:
+    """A random conversation: notes of any length, replies, tool runs of 1-3 calls."""
+    clock = StepClock()
+    ctx = MainContext(SYSTEM, CoreMemory.default(clock=clock), rng.randint(260, 700),
+                      clock=clock, warn_at=rng.choice([0.7, 0.9]),
+                      flush_to=rng.choice([0.3, 0.5, 0.6]))
+    words = ["my", "sister", "Ana", "moved", "to", "Lisbon", "in", "2019", "and", "the",
+             "cat", "is", "called", "Tom"]
+    for number in range(rng.randint(5, 40)):
+        text = " ".join(rng.choices(words, k=rng.choice([3, 8, 20, 60])))
+        kind = rng.choice(["user", "user", "assistant", "run"])
+        if kind == "run":
+            calls = [{"id": f"c{number}_{i}", "type": "function",
+                      "function": {"name": "archival_memory_search",
+                                   "arguments": '{"query": "Ana"}'}}
+                     for i in range(rng.randint(1, 3))]
+            batch = [Message("assistant", "", tool_calls=calls),
+                     *(Message("tool", text, tool_call_id=call["id"]) for call in calls)]
         else:
-            assert frame.doomed == ()
-    assert highlighted >= 2
+            batch = [Message(kind, text)]
+        try:
+            for message in batch:
+                ctx.append(message)
+        except ContextOverflowError:
+            break
+    return ctx
+
+
+def test_over_random_sessions_the_marked_ids_are_the_ids_the_next_flush_evicts() -> None:
+    rng = random.Random(13)
+    marked_runs = pinned_user_kept = flushes = 0
+    for _ in range(150):
+        recorded_session = random_session(rng)
+        frames = viz.replay(recorded_session).frames
+        for index, frame in enumerate(frames):
+            assert frame.doomed == next_flush(frames, index), f"frame {frame.step}"
+            if not frame.doomed:
+                continue
+            flushes += 1
+            roles = {item.id: item.role for item in frame.queue}
+            marked_runs += any(roles[i] == "tool" for i in frame.doomed)
+            users = [item.id for item in frame.queue if item.role == "user"]
+            if users and frames[index + 1].message.role != "user":  # it stays the newest
+                assert users[-1] not in frame.doomed
+                pinned_user_kept += 1
+    print(f"{flushes} flushes, {marked_runs} with a tool run, {pinned_user_kept} kept a user")
+    assert flushes > 100 and marked_runs > 10 and pinned_user_kept > 50
 
 
 def test_recorded_messages_leave_out_the_contexts_own_notices(recorded) -> None:

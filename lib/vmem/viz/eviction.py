@@ -5,8 +5,9 @@ Optional extra: the widget needs ipywidgets; the pure functions (`replay`, `evic
 
 `replay(context)` appends the context's recorded messages to a fresh context, one step
 each, and keeps a `Frame` after each: the prompt's tokens by section against the budget
-and the warning line, the queue with the messages the next flush evicts, the summary and
-the count in recall storage. `eviction_html` draws a frame; the widget wires a step slider
+and the warning line, the queue with the messages the next step's flush evicts (planned by
+`MainContext.plan_next_flush`, the flush's own planner), the summary and the count in
+recall storage. `eviction_html` draws a frame; the widget wires a step slider
 and a budget slider (a replay under another budget) to them.
 """
 
@@ -54,9 +55,9 @@ class Frame:
 
     `sections` are the prompt's tokens by part; "system" holds the system text and its
     framing plus the memory-status line and any tool schemas, so the four add up to the
-    whole prompt. `evicted` are the messages evicted at this step; `doomed` the ids still
-    in the queue that the next flush evicts, given only once the prompt has reached the
-    warning line (before that no eviction is near).
+    whole prompt. `evicted` are the messages evicted at this step; `doomed` the ids in the
+    queue that the next step's flush evicts, as `MainContext.plan_next_flush` plans it
+    (the planner the flush itself runs), and empty when the next step does not flush.
     """
 
     step: int
@@ -133,13 +134,17 @@ def replay(context: MainContext, max_tokens: int | None = None) -> Replay:
     error = None
     for step, message in enumerate(recorded_messages(context), 1):
         seen = len(fresh.events)
+        plan = fresh.plan_next_flush(message, now=fresh.clock.now) if raw else None
         try:
             fresh.append(message)
         except ContextOverflowError as refused:
             error = f"step {step} cannot be replayed under {budget} tokens: {refused}"
             break
+        if plan is not None:  # the previous frame shows what this step's flush evicts
+            raw[-1]["doomed"] = tuple(message_id for message_id in plan.ids
+                                      if message_id is not None)
         raw.append(_snapshot(fresh, step, message, tuple(fresh.events[seen:])))
-    return Replay(budget, _frames(raw), tuple(fresh.events), error)
+    return Replay(budget, tuple(Frame(**snap) for snap in raw), tuple(fresh.events), error)
 
 
 def matches_recording(context: MainContext, replayed: Replay) -> bool:
@@ -174,22 +179,8 @@ def _snapshot(context: MainContext, step: int, message: Message,
         "budget": context.max_tokens, "warn_at": context.warn_at,
         "queue": tuple(_item(m, context) for m in context.messages),
         "evicted": tuple(_item(m, context) for m in context.recall.get_many(evicted)),
-        "summary": context.summary, "recall": len(context.recall),
+        "summary": context.summary, "recall": len(context.recall), "doomed": (),
     }
-
-
-def _frames(raw: list[dict[str, Any]]) -> tuple[Frame, ...]:
-    """Frames from snapshots, each given the ids the next flush evicts (looking ahead)."""
-    frames: list[Frame] = []
-    upcoming: set[int] = set()
-    for snap in reversed(raw):
-        pressure = sum(snap["sections"].values()) >= snap["warn_at"] * snap["budget"]
-        doomed = tuple(item.id for item in snap["queue"] if item.id in upcoming) \
-            if pressure else ()
-        frames.append(Frame(**snap, doomed=doomed))
-        if snap["evicted"]:
-            upcoming = {item.id for item in snap["evicted"]}
-    return tuple(reversed(frames))
 
 
 def eviction_html(replayed: Replay, step: int, note: str = "") -> str:
@@ -261,7 +252,8 @@ def _queue_table(frame: Frame) -> str:
             rows.append(_queue_row(item, "font-style:italic; color:#666"
                                    if item.role == "system" else "", ""))
     head = ("<b>Queue</b>, oldest first" + (f' (<span style="background:{DOOMED_BG}">'
-            "highlighted</span>: evicted by the next flush)" if doomed else "") + ":")
+            "highlighted</span>: the next message makes the context flush, and this is "
+            "exactly what that flush evicts)" if doomed else "") + ":")
     gone = ""
     if frame.evicted:
         ids = " ".join(f"#{item.id}" for item in frame.evicted)
