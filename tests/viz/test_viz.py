@@ -19,6 +19,7 @@ import subprocess
 import sys
 import textwrap
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -298,6 +299,63 @@ def test_bm25_scores_and_term_shares_match_the_formula(store) -> None:
             assert [term for term, _ in hit.parts] == \
                 [t for t in ("apple", "cherry") if t in DOCS[hit.record_id - 1].split()]
     assert (index.k1, index.b) == (1.2, 0.75)  # the explorer's index is never changed
+
+
+def drawn_term_tables(markup: str) -> dict[int, dict[str, list[str]]]:
+    """The per-term tables as drawn: record id -> term -> [tf, idf, norm, share] text."""
+    tables = {}
+    for record, body in re.findall(r'<table data-record="(\d+)"[^>]*>(.*?)</table>', markup):
+        rows = re.findall(r'<tr data-term="([^"]*)">(.*?)</tr>', body)
+        tables[int(record)] = {term: re.findall(r"<td[^>]*>([^<]*)</td>", cells)
+                               for term, cells in rows}
+    return tables
+
+
+def term_tables_by_hand(query: str, docs: list[str], ids: list[int], k1: float,
+                        b: float) -> dict[int, dict[str, list[str]]]:
+    """The tables the formula gives for records `ids` (1-based into `docs`)."""
+    bags = [Counter(doc.split()) for doc in docs]
+    avgdl = sum(len(doc.split()) for doc in docs) / len(docs)
+    asked = Counter(query.split())
+    tables = {}
+    for doc_id in ids:
+        bag = bags[doc_id - 1]
+        norm = 1 - b + b * sum(bag.values()) / avgdl
+        rows = {}
+        for term in asked:
+            if bag[term]:
+                n = sum(1 for other in bags if term in other)
+                idf = math.log(1 + (len(docs) - n + 0.5) / (n + 0.5))
+                share = asked[term] * idf * bag[term] * (k1 + 1) / (bag[term] + k1 * norm)
+                rows[term] = [str(bag[term]), f"{idf:.2f}", f"{norm:.2f}", f"{share:.2f}"]
+        tables[doc_id] = rows
+    return tables
+
+
+def test_each_hit_shows_tf_idf_and_length_normalisation_per_term_in_the_view(store) -> None:
+    records = store.records()
+    index = viz.build_index(records)
+    for query, k1, b in [("apple cherry", 1.2, 0.75), ("apple kiwi apple", 2.0, 1.0),
+                         ("banana cherry zucchini", 0.5, 0.0)]:
+        view = viz.retrieval_view(index, records, query, k1=k1, b=b, top_k=4)
+        markup = viz.retrieval_html(view)
+        ids = [hit.record_id for hit in view.bm25]
+        assert drawn_term_tables(markup) == term_tables_by_hand(query, DOCS, ids, k1, b)
+        assert f"average {sum(len(d.split()) for d in DOCS) / len(DOCS):.2f}" in markup
+        assert set(view.facts()["terms"]) == {str(i) for i in ids}
+
+
+@pytest.mark.parametrize("wrong", [{"tf": 2}, {"idf": 0.1}, {"norm": 1.0},
+                                   {"contribution": 9.0}])
+def test_the_term_table_check_fails_when_a_drawn_number_is_wrong(store, wrong) -> None:
+    records = store.records()
+    view = viz.retrieval_view(viz.build_index(records), records, "apple cherry", k1=1.2,
+                              b=0.75, top_k=4)
+    first = view.bm25[0]
+    broken = replace(first, terms=(replace(first.terms[0], **wrong), *first.terms[1:]))
+    markup = viz.retrieval_html(replace(view, bm25=(broken, *view.bm25[1:])))
+    ids = [hit.record_id for hit in view.bm25]
+    assert drawn_term_tables(markup) != term_tables_by_hand("apple cherry", DOCS, ids, 1.2, 0.75)
 
 
 def test_length_normalisation_flips_the_ranking_as_b_moves(store) -> None:

@@ -4,19 +4,20 @@ Optional extra: the widget needs ipywidgets; the pure functions (`retrieval_view
 `overlap_ranking`, `retrieval_html`, ...) need only the standard library.
 
 `retrieval_view` ranks the records with the pure-Python `BM25Index` under any k1 and b,
-splits each hit's score by query term, and ranks the same records by the token-overlap
-baseline; `retrieval_html` draws both side by side. The widget wires a query box and the
-top_k, k1 and b sliders to them.
+splits each hit's score by query term (with each term's tf, idf and the record's length
+normalisation, which the view prints in a small table under the hit), and ranks the
+same records by the token-overlap baseline; `retrieval_html` draws both side by side.
+The widget wires a query box and the top_k, k1 and b sliders to them.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..bm25 import BM25Index, tokenize
+from ..bm25 import BM25Index, TermExplanation, tokenize
 from ..messages import Record
 from ..text import one_line, plural
 from .box import Box, require_widgets, widgets
@@ -25,12 +26,19 @@ from .markup import TERM_COLORS, bar, escape, root, swatch
 
 @dataclass(frozen=True)
 class RankedHit:
-    """One BM25 hit: its score and each query term's share of it (terms in query order)."""
+    """One BM25 hit: its score and each query term's share of it (terms in query order).
+
+    `terms` explain the shares, one per distinct query term the record contains: its tf,
+    idf, the record's length normalisation and the share (a word repeated in the query
+    adds its share twice); `length` is the record's length in terms.
+    """
 
     record_id: int
     text: str
     score: float
     parts: tuple[tuple[str, float], ...]
+    terms: tuple[TermExplanation, ...] = ()
+    length: int = 0
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,7 @@ class RetrievalView:
     bm25: tuple[RankedHit, ...]
     overlap: tuple[OverlapHit, ...]
     relevant: frozenset[int] = frozenset()  # ids the lesson marks relevant (may be none)
+    avgdl: float = 0.0  # the records' average length in terms, which `norm` divides by
 
     def recall(self, ids: Sequence[int]) -> float | None:
         """recall@top_k of a ranking's ids: the share of `relevant` it shows (None when
@@ -73,7 +82,10 @@ class RetrievalView:
                 "relevant": sorted(self.relevant),
                 "recall": {"bm25": self.recall([hit.record_id for hit in self.bm25]),
                            "overlap": self.recall([hit.record_id for hit in self.overlap])},
-                "unmatched": list(self.unmatched)}
+                "unmatched": list(self.unmatched),
+                "terms": {str(hit.record_id): [[t.term, t.tf, round(t.idf, 3), round(t.norm, 3),
+                                                round(t.contribution, 3)] for t in hit.terms]
+                          for hit in self.bm25}}
 
     @property
     def unmatched(self) -> tuple[str, ...]:
@@ -118,14 +130,21 @@ def retrieval_view(index: BM25Index, records: Sequence[Record], query: str, *,
     text = {record.id: record.text for record in records}
     hits = []
     for record_id, score in tuned.search(query, k=top_k):
-        shares: dict[str, float] = {}
-        for part in tuned.explain(query, record_id).terms:  # a repeated word counts twice
-            shares[part.term] = shares.get(part.term, 0.0) + part.contribution
+        explained = tuned.explain(query, record_id)
+        rows: dict[str, TermExplanation] = {}
+        for part in explained.terms:  # a repeated word counts twice
+            if part.tf:
+                seen = rows.get(part.term)
+                rows[part.term] = part if seen is None else replace(
+                    seen, contribution=seen.contribution + part.contribution)
         hits.append(RankedHit(record_id, text[record_id], score,
-                              tuple((term, share) for term, share in shares.items() if share)))
+                              tuple((row.term, row.contribution) for row in rows.values()
+                                    if row.contribution),
+                              tuple(rows.values()), explained.doc_len))
     return RetrievalView(query, terms, tuple(tuned.idf(term) for term in terms),
                          tuple(tuned.df(term) for term in terms), k1, b, top_k, len(records),
-                         tuple(hits), tuple(overlap_ranking(query, records, top_k)), relevant)
+                         tuple(hits), tuple(overlap_ranking(query, records, top_k)), relevant,
+                         tuned.avgdl)
 
 
 def retrieval_html(view: RetrievalView) -> str:
@@ -142,7 +161,8 @@ def retrieval_html(view: RetrievalView) -> str:
         for term, idf, df in zip(view.terms, view.idf, view.df, strict=True))
     bm25_rank = {hit.record_id: rank for rank, hit in enumerate(view.bm25, 1)}
     scale = max((hit.score for hit in view.bm25), default=0.0) or 1.0
-    left = [f"<b>BM25</b> (k1 = {view.k1:.2f}, b = {view.b:.2f}): score split by term"
+    left = [f"<b>BM25</b> (k1 = {view.k1:.2f}, b = {view.b:.2f}): score split by term, "
+            "the numbers per term beneath"
             + _recall_note(view, [hit.record_id for hit in view.bm25])]
     for rank, hit in enumerate(view.bm25, 1):
         segments = [(term, share, colors[term]) for term, share in hit.parts]
@@ -150,7 +170,8 @@ def retrieval_html(view: RetrievalView) -> str:
             f'<div style="margin-top:6px">{rank}. [record {hit.record_id}]'
             f"{_mark(view, hit.record_id)} score "
             f"<b>{hit.score:.2f}</b>{bar(segments, scale, 14)}"
-            f'<div style="color:#555">{escape(one_line(hit.text, 90))}</div></div>')
+            f'<div style="color:#555">{escape(one_line(hit.text, 90))}</div>'
+            f"{_term_table(view, hit, colors)}</div>")
     right = ["<b>Token overlap</b> (baseline): distinct query terms shared"
              + _recall_note(view, [hit.record_id for hit in view.overlap])]
     for rank, hit in enumerate(view.overlap, 1):
@@ -170,6 +191,24 @@ def retrieval_html(view: RetrievalView) -> str:
             f'</div><div style="{column}; border-left:1px solid #ddd; padding-left:12px">'
             f'{"".join(right)}</div></div>')
     return root("retrieval", view.facts(), body)
+
+
+def _term_table(view: RetrievalView, hit: RankedHit, colors: dict[str, str]) -> str:
+    """The numbers behind one hit's bar, per term: tf, idf, the length normalisation
+    (1 - b + b * length / average length) and the share of the score they give."""
+    cell = "padding:0 6px; text-align:right"
+    head = "".join(f'<th style="{cell}; font-weight:normal; color:#777">{name}</th>'
+                   for name in ("term", "tf", "idf", "norm", "share"))
+    rows = "".join(
+        f'<tr data-term="{escape(t.term)}"><td style="{cell}; text-align:left">'
+        f'{swatch(colors[t.term])}{escape(t.term)}</td><td style="{cell}">{t.tf}</td>'
+        f'<td style="{cell}">{t.idf:.2f}</td><td style="{cell}">{t.norm:.2f}</td>'
+        f'<td style="{cell}">{t.contribution:.2f}</td></tr>' for t in hit.terms)
+    return (f'<table data-record="{hit.record_id}" style="border-collapse:collapse; '
+            f'font-size:12px; margin:2px 0 0 8px"><tr>{head}</tr>{rows}</table>'
+            f'<div style="color:#777; font-size:12px; margin-left:8px">norm = 1 - b + b &times; '
+            f"length {hit.length} / average {view.avgdl:.2f}; share = idf &times; tf &times; "
+            "(k1 + 1) / (tf + k1 &times; norm), once per time the word is in the query</div>")
 
 
 def _recall_note(view: RetrievalView, ids: Sequence[int]) -> str:
