@@ -224,14 +224,48 @@ def test_quiz_markup_escapes_question_text() -> None:
 
 
 @pytest.mark.parametrize("stem", STEMS)
-def test_each_notebook_ends_with_its_quiz_before_the_recap(stem) -> None:
+def test_each_notebook_ends_with_its_quiz_and_its_picture_before_the_recap(stem) -> None:
     cells = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
-    intro, quiz, recap = cells[-3:]
+    intro, quiz, snapshot, recap = cells[-4:]
     assert intro["id"] == "quiz-intro" and "".join(intro["source"]).startswith("## Check yourself")
     assert quiz["id"] == "quiz"
     assert "".join(quiz["source"]) == \
-        f'# NBVAL_IGNORE_OUTPUT\nfrom vmem.viz import Quiz\n\nQuiz("{stem}")'
+        f'# NBVAL_IGNORE_OUTPUT\nfrom vmem.viz import Quiz\n\nquiz = Quiz("{stem}")\nquiz'
+    assert snapshot["id"] == "quiz-snapshot" and "".join(snapshot["source"]).endswith(
+        "\nquiz.snapshot()")
     assert "".join(recap["source"]).startswith("## Recap")
+
+
+def test_the_quiz_picture_shows_every_question_and_no_answer() -> None:
+    from vmem.viz import quiz_html
+
+    for stem, entries in raw().items():
+        questions = questions_for(stem)
+        markup = quiz_html(questions)
+        assert facts_of(markup) == {"view": "quiz", "notebook": stem,
+                                    "questions": len(entries), "checked": 0}
+        for entry in entries:
+            assert html.escape(entry["question"], quote=True) in markup
+            for letter, text in zip("ABCDEFGH", entry["choices"], strict=False):
+                assert f"<b>{letter}.</b> {html.escape(text, quote=True)}" in markup
+            assert not any(html.escape(why, quote=True) in markup for why in entry["why"])
+        assert "Right." not in markup and "Wrong." not in markup
+        first = entries[0]
+        checked = quiz_html(questions, [(first["answer"], check_answer(questions[0],
+                                                                       first["answer"]))])
+        assert facts_of(checked)["checked"] == 1 and "Right." in checked
+        assert html.escape(first["why"][first["answer"]], quote=True) in checked
+
+
+def test_the_quiz_widget_s_snapshot_is_its_picture_with_the_verdicts_so_far() -> None:
+    pytest.importorskip("ipywidgets")
+    from vmem.viz import Quiz, quiz_html
+
+    quiz = Quiz("02_main_context")
+    assert quiz.snapshot().data == quiz_html(quiz.questions)
+    wrong = (raw()["02_main_context"][1]["answer"] + 1) % len(quiz.questions[1].choices)
+    quiz.submit(1, wrong)
+    assert "Wrong." in quiz.snapshot().data and facts_of(quiz.snapshot().data)["checked"] == 1
 
 
 # -- every answer is what the library (or the notebook's own code) does ------------------

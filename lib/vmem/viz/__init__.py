@@ -38,7 +38,7 @@ _HOMES = {
     "markup": ("BUDGET_COLOR", "DOOMED_BG", "FONT", "SECTION_COLORS", "TERM_COLORS",
                "WARN_COLOR"),
     "quiz": ("RIGHT_COLOR", "WRONG_COLOR", "Quiz", "choice_letter", "feedback_html",
-             "question_html"),
+             "question_html", "quiz_html"),
     "retrieval": ("OverlapHit", "RankedHit", "RetrievalExplorer", "RetrievalView",
                   "build_index", "overlap_ranking", "retrieval_html", "retrieval_view"),
     "trace": ("TRACE_COLORS", "TraceRow", "TraceViewer", "trace_facts", "trace_html",

@@ -23,6 +23,10 @@ class Box(_Base):  # type: ignore[misc, valid-type]
 
     output: Any
 
+    def picture(self) -> str:
+        """The HTML of the current view (by default what `.output` shows)."""
+        return str(self.output.value)
+
     def snapshot(self) -> Any:
         """The current view as a static `IPython.display.HTML`: outside a live kernel
         (GitHub, nbviewer) widgets show only their text form, so a lesson displays this
@@ -30,7 +34,7 @@ class Box(_Base):  # type: ignore[misc, valid-type]
         HTML the pure function drew, so it is deterministic and nbval can compare it."""
         from IPython.display import HTML
 
-        return HTML(self.output.value)
+        return HTML(self.picture())
 
 
 def require_widgets(name: str) -> None:

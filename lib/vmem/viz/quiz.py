@@ -1,10 +1,13 @@
 """`Quiz`: a lesson notebook's self-check questions, answered in place.
 
-Optional extra: the widget needs ipywidgets; `question_html` and `feedback_html` need only
-the standard library. The questions and the checking live in `vmem.course.quiz`.
+Optional extra: the widget needs ipywidgets; `question_html`, `feedback_html` and
+`quiz_html` (the static picture `Quiz.snapshot()` shows) need only the standard library.
+The questions and the checking live in `vmem.course.quiz`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from ..course.quiz import Feedback, Question, check_answer, questions_for
 from ..text import plural
@@ -47,6 +50,26 @@ def feedback_html(question: Question, choice: int | None,
                  f'<b style="color:{color}">{verdict}</b> {escape(feedback.explanation)}'
                  f"{retry}</div>")
 
+
+def quiz_html(questions: Sequence[Question],
+              checked: Sequence[tuple[int, Feedback] | None] = ()) -> str:
+    """A lesson's quiz as one static picture: every question with its lettered choices and,
+    where a question was checked (its entry of `checked` is the choice and the verdict),
+    the verdict. The answers are not shown: the picture invites the reader to run the
+    notebook."""
+    notebook = questions[0].notebook if questions else ""
+    parts = []
+    for i, question in enumerate(questions):
+        parts.append(question_html(question))
+        answer = checked[i] if i < len(checked) else None
+        if answer is not None:
+            parts.append(feedback_html(question, *answer))
+    note = ('<div style="margin-top:8px; color:#777"><i>Run the notebook to answer: each '
+            "question has radio buttons and a Check button that says whether you are right, "
+            "and why.</i></div>")
+    facts = {"view": "quiz", "notebook": notebook, "questions": len(questions),
+             "checked": sum(answer is not None for answer in checked)}
+    return root("quiz", facts, "".join(parts) + note)
 
 
 class Quiz(Box):
@@ -95,6 +118,12 @@ class Quiz(Box):
         result = self.results[i]
         assert result is not None  # a selection was made, so Check gave a verdict
         return result
+
+    def picture(self) -> str:
+        """The questions (and any verdicts given so far) as static HTML, see `quiz_html`."""
+        return quiz_html(self.questions, [
+            None if result is None else (choice.value, result)
+            for choice, result in zip(self.choices, self.results, strict=True)])
 
     def score(self) -> int:
         """How many questions were last checked with the right answer."""
