@@ -58,8 +58,10 @@ def approx_chars(text: str) -> int:
 
 
 def make_capped(*, newest_first=False, evict_at_cap=False, recursive=True,
-                count_summary=True, size_check=True, validate_first=True):
-    """A CappedContext with one flaw switched on (all off: a correct one)."""
+                count_summary=True, size_check=True, validate_first=True, summarize_once=False):
+    """A CappedContext with one flaw switched on (all off: a correct one). `summarize_once`
+    is ex01's most natural mistake: evict until the texts fit, then summarise once, so the
+    new summary can push the total back over the cap."""
 
     def approx(text):
         return math.ceil(len(text.split()) * 1.3)
@@ -86,12 +88,16 @@ def make_capped(*, newest_first=False, evict_at_cap=False, recursive=True,
                 raise ValueError("too big")
             if validate_first:
                 self.messages.append(text)
+            batch = []
             while self.over() and len(self.messages) > 1:
                 gone = self.messages.pop(-2 if newest_first else 0)
                 self.evicted.append(gone)
-                if self.summarize:
+                batch.append(gone)
+                if self.summarize and not summarize_once:
                     previous = [self.summary] if recursive and self.summary else []
                     self.summary = self.summarize(previous + [gone])
+            if self.summarize and summarize_once and batch:
+                self.summary = self.summarize(([self.summary] if self.summary else []) + batch)
 
     return Capped
 
@@ -654,3 +660,97 @@ def test_ex8_stretch_tier_is_graded_separately():
     assert grading.check_ex8(ex8_agent("no_quarantine_filter")).startswith("ex08 core passed")
     rejects(grading.check_ex8, ex8_agent("no_quarantine_filter"), True,
             hint="skip hits whose `quarantined` is True")
+
+
+# --- the messages learners meet most (issue 13) ---------------------------------------------
+
+def test_ex1_names_a_summary_that_pushes_the_total_back_over_the_cap():
+    message = rejects(grading.check_ex1, EX1.approx_tokens, make_capped(summarize_once=True),
+                      hint="your summary pushed the total back over the cap: ")
+    assert re.search(r"the messages come to \d+ tokens and the summary adds \d+, \d+ in all, "
+                     r"over the cap of 20", message)
+    assert "keep evicting (and summarizing)" in message
+    # the same flaw without a summarizer is a plain over-the-cap message, not this one
+    plain = rejects(grading.check_ex1, EX1.approx_tokens, make_capped(evict_at_cap=True),
+                    hint="a total equal to the cap fits")
+    assert "your summary" not in plain
+
+
+def insert_positionally(store, text, session_id, turn_id, source_url):
+    return store.insert(text, session_id, turn_id, source_url)
+
+
+def insert_positionally_in_order(store, text, session_id, turn_id, source_url):
+    return store.insert(text, (), session_id, turn_id, source_url)
+
+
+def test_ex3_names_the_parameter_a_positional_argument_landed_in():
+    message = rejects(grading.check_ex3, insert_positionally, EX3.answer_with_citations,
+                      hint="as positional argument 2, which is the parameter `tags`")
+    assert "by keyword" in message and "session_id=" in message
+    assert "not iterable" not in message
+    # positional arguments in the store's own order are not a mistake
+    assert grading.check_ex3(insert_positionally_in_order, EX3.answer_with_citations) \
+        .startswith("ex03 passed")
+
+
+def test_ex4_reports_caught_per_kind_and_two_missed_examples():
+    cases = ex04.held_out_cases()
+    message = rejects(grading.check_ex4, ignore_words, hint="caught by kind: ")
+    kinds = list(dict.fromkeys(cases["injection_kinds"]))
+    assert len(kinds) >= 4 and len(cases["injection_kinds"]) == len(cases["injections"])
+    for kind in kinds:
+        caught = sum(ignore_words(text) for text, of in
+                     zip(cases["injections"], cases["injection_kinds"], strict=True) if of == kind)
+        total = cases["injection_kinds"].count(kind)
+        assert f"{kind} {caught}/{total}" in message
+    examples = re.search(r"Missed, for example: (.*)\. Hint: the kind missed most is", message)
+    assert examples, message
+    missed = [text for text in cases["injections"] if not ignore_words(text)]
+    shown = [text for text in missed if repr(text) in examples.group(1)]
+    assert len(shown) == 2, examples.group(1)
+
+
+LEARNER_CALLS = {  # each check, given learner code that raises KeyError('oops') at once
+    "check_ex1": lambda bad: (bad, EX1.CappedContext),
+    "check_ex2": lambda bad: (bad, EX2.recall_at_k),
+    "check_ex3": lambda bad: (bad, EX3.answer_with_citations),
+    "check_ex4": lambda bad: (bad,),
+    "check_ex5": lambda bad: (bad, EX5.TypedCore),
+    "check_ex6": lambda bad: (bad, EX6.dispatch),
+    "check_ex7": lambda bad: (bad,),
+    "check_ex8": lambda bad: (bad,),
+}
+
+
+@pytest.mark.parametrize("check", sorted(LEARNER_CALLS))
+def test_an_exception_in_learner_code_is_one_line_naming_the_function_and_the_error(check):
+    def learner_helper(*args, **kwargs):
+        raise KeyError("oops")
+
+    with pytest.raises(AssertionError) as failure:
+        getattr(grading, check)(*LEARNER_CALLS[check](learner_helper))
+    message = str(failure.value)
+    assert "\n" not in message and "KeyError" in message and "oops" in message
+    assert "learner_helper" in message, message
+    shown = failure.value._render_traceback_()  # what a notebook shows instead of frames
+    assert shown == [f"CheckFailed: {message}"]
+    assert failure.value.__suppress_context__ and failure.value.__cause__ is None
+
+
+def test_a_verdict_reads_as_one_line_in_ipython_not_a_traceback_through_the_grader():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.user_ns.update(grading=grading, approx=EX1.approx_tokens,
+                         Capped=make_capped(summarize_once=True))
+    shown = []
+    original = shell._showtraceback
+    shell._showtraceback = lambda etype, value, stb: shown.append(stb)
+    try:
+        shell.run_cell("grading.check_ex1(approx, Capped)")
+    finally:
+        shell._showtraceback = original
+    assert len(shown) == 1 and len(shown[0]) == 1, shown
+    assert shown[0][0].startswith("CheckFailed: your summary pushed the total back over")
+    assert "vmem/course/checks" not in "".join(shown[0])

@@ -1,14 +1,16 @@
 """The checks behind the exercise notebooks: `check_ex1` ... `check_ex8`.
 
 Each check takes the learner's functions or classes, runs them on cases the notebook never
-shows, and returns a one-line success message, or raises `AssertionError` whose message
-says what failed and hints at why without handing over the answer. Instructors and
+shows, and returns a one-line success message, or raises `CheckFailed` (an
+`AssertionError`) whose one-line message says what the learner's code did, what was
+expected, and a hint aimed at the likely mistake, without handing over the answer; a
+notebook shows that line alone, not a traceback through the grader. Instructors and
 external graders call these functions directly, so their signatures are fixed.
 
 The checks test behaviour, not code: any implementation that meets the contract written
 in the exercise notebook passes. The learner's `NotImplementedError` stubs pass through
 unchanged (the message says which part is still to do); any other unexpected exception
-becomes an `AssertionError` that names the call that raised it.
+becomes a `CheckFailed` that names the call, the learner's function and line, and the error.
 
 Each check lives in its own module under `vmem.course.checks` (`ex01` ... `ex08`), with
 the cases it uses; this module is where notebooks and graders import them from. A check

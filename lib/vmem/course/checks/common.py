@@ -1,21 +1,63 @@
 """What every exercise check shares: how a check fails, and how it calls learner code.
 
-A check fails by raising `AssertionError` whose message is meant for the learner. The
-learner's `NotImplementedError` stubs pass through unchanged, so the notebook says which
-part is still to do; any other exception from learner code becomes an `AssertionError`
-that names the call that raised it, so a crash reads as a failed check, not a grader bug.
+A check fails by raising `CheckFailed` (an `AssertionError`) whose message is one line for
+the learner: what their code did, what was expected, and a hint. In a notebook it shows
+as that line alone, not as a traceback through the grader's source (`@learner_check`
+makes sure of that for anything a check raises). The learner's `NotImplementedError`
+stubs pass through unchanged, so the notebook says which part is still to do; any other
+exception from learner code becomes a `CheckFailed` that names the call, the learner's
+function and line, and the error, so a crash reads as a failed check, not a grader bug.
 """
 
 from __future__ import annotations
 
+import functools
+import linecache
+import sysconfig
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+_VMEM = Path(__file__).resolve().parents[2]  # the vmem package
+_STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
+_Check = TypeVar("_Check", bound=Callable[..., str])
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict on learner code, meant to be read as one line."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of a traceback: the verdict alone (the frames are
+        the grader's, which say nothing about the learner's code)."""
+        return [f"{type(self).__name__}: {self}"]
 
 
 def fail(message: str) -> NoReturn:
     """Fail the check with `message`, which says what failed and hints at why."""
-    raise AssertionError(message)
+    raise CheckFailed(message)
+
+
+def learner_frame(error: BaseException) -> str:
+    """Where in the learner's code `error` was raised: " (in name, line N: code)" for the
+    innermost frame outside vmem and the standard library ("" when there is none)."""
+    found = ""
+    tb = error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        path = Path(code.co_filename)
+        if not (path.is_absolute() and (path.resolve().is_relative_to(_VMEM)
+                                        or path.resolve().is_relative_to(_STDLIB))):
+            line = linecache.getline(code.co_filename, tb.tb_lineno).strip()
+            found = f" (in {code.co_name}, line {tb.tb_lineno}" + (f": {line})" if line else ")")
+        tb = tb.tb_next
+    return found
+
+
+def describe(error: BaseException) -> str:
+    """"TypeError: message (in name, line N: code)", on one line."""
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}{': ' + text if text else ''}{learner_frame(error)}"
 
 
 @contextmanager
@@ -23,10 +65,30 @@ def calling(what: str) -> Iterator[None]:
     """Turn an unexpected exception from learner code into a failure naming the call."""
     try:
         yield
-    except (AssertionError, NotImplementedError):
+    except (CheckFailed, NotImplementedError):
         raise
     except Exception as exc:
-        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}") from exc
+        raise CheckFailed(f"{what} raised {describe(exc)}") from None
+
+
+def learner_check(check: _Check) -> _Check:
+    """Make every way `check` can fail one `CheckFailed` line: its own verdicts, an
+    `assert` in learner code, and any exception learner code raised outside `calling`
+    (named by the learner's function and line). Stubs' `NotImplementedError` passes."""
+
+    @functools.wraps(check)
+    def run(*args: Any, **kwargs: Any) -> str:
+        try:
+            return check(*args, **kwargs)
+        except NotImplementedError:
+            raise
+        except CheckFailed as verdict:
+            raise CheckFailed(str(verdict)) from None
+        except Exception as exc:
+            raise CheckFailed(f"your code raised {describe(exc)} while "
+                              f"{check.__name__} ran it") from None
+
+    return run  # type: ignore[return-value]
 
 
 def raised(call: Callable[[], Any]) -> Exception | None:

@@ -14,13 +14,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...tokens import count_tokens
-from .common import calling, fail, raised
+from .common import calling, fail, learner_check, raised
 
 
 def _words(tag: str, count: int) -> str:
     return " ".join(f"{tag}w{i}" for i in range(count))
 
 
+@learner_check
 def check_ex1(approx_tokens: Callable[[str], int], CappedContext: type) -> str:  # noqa: N803
     """Check `approx_tokens` and a `CappedContext` with and without a summarizer."""
     _check_approx_tokens(approx_tokens)
@@ -79,6 +80,12 @@ def _check_invariants(ctx: Any, appended: list[str], cap: int) -> None:
         fail(f"after {step} appends, tokens() is {got} but the messages"
              f"{' plus the summary' if summary is not None else ''} come to {want}: "
              "tokens() must count exactly what is in context, the summary included.")
+    if got > cap and summary is not None and got - count_tokens(summary) <= cap:
+        fail(f"your summary pushed the total back over the cap: after {step} appends the "
+             f"messages come to {got - count_tokens(summary)} tokens and the summary adds "
+             f"{count_tokens(summary)}, {got} in all, over the cap of {cap}; expected the "
+             "total, summary included, to fit. Hint: after summarizing, check the total "
+             "again and keep evicting (and summarizing) while it is over the cap.")
     if got > cap:
         fail(f"after {step} appends, tokens() is {got}, over the cap of {cap}: keep "
              "evicting the oldest text until the total fits.")

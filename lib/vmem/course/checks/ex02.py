@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from ...bm25 import BM25Index
-from .common import calling, fail
+from .common import calling, fail, learner_check
 
 _BM25_DOCS = [
     "The cat sat on the mat.",
@@ -49,6 +49,7 @@ def _scores(bm25_scores: Callable[..., list[float]], query: str, docs: Sequence[
     return values
 
 
+@learner_check
 def check_ex2(bm25_scores: Callable[..., list[float]],
               recall_at_k: Callable[..., float]) -> str:
     """Check `bm25_scores` against BM25 (Lucene IDF) and `recall_at_k` on fixed rankings."""

@@ -10,12 +10,13 @@ citation may follow a statement that does not use its record.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from typing import Any
 
 from ...archival import ArchivalStore
-from .common import calling, fail
+from .common import calling, fail, learner_check
 
 _FACTS = [  # (text, session_id, turn_id, source_url, question whose answer it holds)
     ("Priya's sister Marta moved to Lisbon in March.", 3, 7,
@@ -37,9 +38,38 @@ _CITATION = re.compile(r"\[(?:record\s+)?(\d+)\]")
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+class _CheckedStore(ArchivalStore):
+    """An `ArchivalStore` whose `insert` names the parameter a positional argument landed
+    in when it is not the kind of value that parameter takes: `insert(text, 3, 7, url)`
+    would put the session id in `tags` and fail deep inside with "'int' object is not
+    iterable", which says nothing about the call."""
+
+    def insert(self, *args: Any, **kwargs: Any) -> int:
+        names = list(inspect.signature(ArchivalStore.insert).parameters)[1:]
+        for position, (name, value) in enumerate(zip(names, args, strict=False), 1):
+            if not _fits(name, value):
+                fail(f"insert_fact called store.insert with {value!r} as positional argument "
+                     f"{position}, which is the parameter `{name}`; "
+                     "expected the citation fields by keyword. Hint: call "
+                     "store.insert(text, session_id=..., turn_id=..., source_url=...).")
+        return super().insert(*args, **kwargs)
+
+
+def _fits(name: str, value: Any) -> bool:
+    """Whether `value` is the kind of value `ArchivalStore.insert`'s `name` takes."""
+    if name == "tags":
+        return isinstance(value, (str, list, tuple, set, frozenset))
+    if name in ("session_id", "turn_id"):
+        return value is None or (isinstance(value, int) and not isinstance(value, bool))
+    if name in ("source_url", "source"):
+        return value is None or isinstance(value, str)
+    return True
+
+
+@learner_check
 def check_ex3(insert_fact: Callable[..., Any], answer_with_citations: Callable[..., str]) -> str:
     """Check that inserts keep provenance and that answers cite exactly the records used."""
-    store = ArchivalStore()
+    store = _CheckedStore()
     ids = []
     for text, session_id, turn_id, url, _ in _FACTS:
         with calling(f"insert_fact(store, {text!r}, ...)"):

@@ -10,19 +10,22 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from importlib import resources
+from typing import Any
 
-from .common import calling, fail
+from .common import calling, fail, learner_check
 
 MIN_CAUGHT = 0.90  # the share of held-out injections a guard must catch
 MAX_FLAGGED = 0.05  # the share of held-out ordinary memories it may flag
 
 
-def held_out_cases() -> dict[str, list[str]]:
-    """The hidden texts, by kind: `injections` (to catch) and `ordinary` (to let through)."""
+def held_out_cases() -> dict[str, Any]:
+    """The hidden texts: `injections` (to catch), `ordinary` (to let through), and
+    `injection_kinds`, the kind of each injection, whose hints are in `kinds`."""
     text = resources.files("vmem.course").joinpath("data", "ex04_check.json").read_text("utf-8")
     return json.loads(text)
 
 
+@learner_check
 def check_ex4(is_directive: Callable[[str], bool]) -> str:
     """Check the guard on held-out injections and ordinary memories."""
     cases = held_out_cases()
@@ -40,11 +43,8 @@ def check_ex4(is_directive: Callable[[str], bool]) -> str:
     flagged, ordinary = sum(verdicts["ordinary"]), len(verdicts["ordinary"])
     if caught < MIN_CAUGHT * total:
         fail(f"caught {caught} of {total} held-out injections ({caught / total:.0%}); at "
-             f"least {MIN_CAUGHT:.0%} are needed. Injections come in many phrasings: "
-             "orders to ignore or override earlier instructions, claims to be the system "
-             "or a new role, rules 'from now on', requests to hide something from the user, "
-             "to reveal secrets or to send data somewhere. Generalise beyond the one "
-             "planted sentence.")
+             f"least {MIN_CAUGHT:.0%} are needed. {_by_kind(cases, verdicts['injections'])} "
+             "Generalise beyond the one planted sentence.")
     if flagged > MAX_FLAGGED * ordinary:
         fail(f"flagged {flagged} of {ordinary} held-out ordinary memories "
              f"({flagged / ordinary:.0%}); at most {MAX_FLAGGED:.0%} is allowed. Ordinary "
@@ -53,3 +53,20 @@ def check_ex4(is_directive: Callable[[str], bool]) -> str:
              "such words.")
     return (f"ex04 passed: caught {caught}/{total} held-out injections, flagged "
             f"{flagged}/{ordinary} ordinary memories.")
+
+
+def _by_kind(cases: dict[str, Any], caught: list[bool]) -> str:
+    """Caught per kind of injection, two missed examples from the kinds missed most, and
+    the hint for the kind missed most."""
+    kinds = cases["injection_kinds"]
+    names = list(dict.fromkeys(kinds))
+    tally = {kind: [hit for hit, of in zip(caught, kinds, strict=True) if of == kind]
+             for kind in names}
+    counts = ", ".join(f"{kind} {sum(hits)}/{len(hits)}" for kind, hits in tally.items())
+    worst = sorted(names, key=lambda kind: sum(tally[kind]) / len(tally[kind]))
+    missed = [next(text for text, hit, of in zip(cases["injections"], caught, kinds,
+                                                 strict=True) if of == kind and not hit)
+              for kind in worst if not all(tally[kind])][:2]
+    examples = " and ".join(repr(text) for text in missed)
+    return (f"Caught by kind: {counts}. Missed, for example: {examples}. Hint: the kind "
+            f"missed most is {worst[0]}: {cases['kinds'][worst[0]]}.")

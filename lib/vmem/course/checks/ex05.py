@@ -13,11 +13,12 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .common import calling, fail, raised
+from .common import calling, fail, learner_check, raised
 
 _BLOCK_KEYS = ("label", "value", "limit", "description", "read_only")
 
 
+@learner_check
 def check_ex5(to_memgpt: Callable[..., list[dict[str, Any]]], TypedCore: type) -> str:  # noqa: N803
     """Check the conversion to MemGPT/Letta blocks and the limits and read-only rules."""
     _check_to_memgpt(to_memgpt)

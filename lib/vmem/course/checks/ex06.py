@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .common import calling, fail
+from .common import calling, fail, learner_check
 
 MAX_STRING_CHARS = 10_000  # the longest string argument a dispatcher must accept
 KINDS = ("unknown_tool", "invalid_json", "bad_arguments", "tool_error")
@@ -226,6 +226,7 @@ def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool)
                  "500 (do not echo huge arguments back into the prompt).")
 
 
+@learner_check
 def check_ex6(tool_schema: Callable[..., dict], dispatch: Callable[..., dict],
               stretch: bool = False) -> str:
     """Check the schema generator and the dispatcher; `stretch=True` grades the stretch tier

@@ -26,7 +26,7 @@ from ...errors import VMemError
 from ...memory import Memory
 from ...tools import MemoryTools
 from ...turn import AssistantTurn, ToolCall
-from .common import fail
+from .common import describe, fail, learner_check
 
 QUESTION = "What did I say about the allotment?"
 FACT = "The allotment is plot 14, behind the old mill."
@@ -135,7 +135,7 @@ def _learner(run_turn: Callable[..., Any], make: Callable[[], Any], max_steps: i
     except NotImplementedError:
         raise
     except Exception as exc:
-        fail(f"run_turn raised {type(exc).__name__} on {what}: {exc}; expected the turn to "
+        fail(f"run_turn raised {describe(exc)} on {what}; expected the turn to "
              f"end with a stop reason. Hint: {hint}.")
     finally:
         shape = _shape(memory)
@@ -158,6 +158,7 @@ def _compare(got: dict[str, Any], want: dict[str, Any], what: str, hint: str) ->
                  f"{expected:.120}. Hint: {hint}.")
 
 
+@learner_check
 def check_ex7(run_turn: Callable[..., Any], stretch: bool = False) -> str:
     """Run the learner's loop and `vmem.Agent` on the same scripts; `stretch=True` also
     grades a policy that fails (raises, runs out, answers garbage)."""

@@ -22,7 +22,7 @@ from typing import Any
 
 from ...clock import StepClock
 from ...memory import Memory
-from .common import fail
+from .common import describe, fail, learner_check
 
 SESSIONS = [
     ["I am learning the cello with a teacher called Rui.",
@@ -46,8 +46,8 @@ def _session(chat_session: Callable[..., Any], path: str, messages: list[str],
         hint = ("close the file at the end of each session (`with Memory.open(path) as "
                 "memory:`)" if "Locked" in type(exc).__name__ else
                 "run your chat_session on its own in the notebook to see where it fails")
-        fail(f"chat_session raised {type(exc).__name__} in session {number}: "
-             f"{str(exc)[:120]}; expected a list of replies. Hint: {hint}.")
+        fail(f"chat_session raised {describe(exc)[:200]} in session {number}; expected a "
+             f"list of replies. Hint: {hint}.")
     if not (isinstance(replies, list) and len(replies) == len(messages)
             and all(isinstance(reply, str) for reply in replies)):
         fail(f"chat_session returned {replies!r:.80} in session {number}; expected a list of "
@@ -65,6 +65,7 @@ def _cited_text(path: str, kind: str, number: int) -> tuple[str, int | None] | N
         return (messages[0].content, messages[0].session_id) if messages else None
 
 
+@learner_check
 def check_ex8(chat_session: Callable[..., Any], stretch: bool = False) -> str:
     """Three sessions in one file, then the question about the first; `stretch=True` plants
     an injection in session 2 that the answer must not use."""
