@@ -15,11 +15,15 @@ ipywidgets, and `import vmem` never imports it.
   prompt's tokens by section against the budget and the warning line, the queue with the
   messages the next flush evicts highlighted, the summary, the count in recall storage.
 - `RetrievalExplorer(store)`: BM25 over an `ArchivalStore`'s records, each hit's score
-  stacked by query term, beside the token-overlap baseline, re-ranked live as k1 and b move.
+  stacked by query term with each term's tf, idf and length normalisation in a table
+  beneath, beside the token-overlap baseline, re-ranked live as k1 and b move.
 - `TraceViewer(turn)`: one `Agent.step` as a timeline: tool calls, results, heartbeats,
   warnings, evictions, the final answer.
 - `Quiz(notebook)`: the self-check questions of a lesson notebook (`vmem.course.quiz`), each
   with radio buttons and a Check button that says right or wrong, and why.
+
+Every widget's `snapshot()` returns its current view as static HTML, which a lesson
+displays beneath the widget so GitHub and nbviewer show a picture too.
 
 The names are loaded from their modules on first use (PEP 562), so importing
 `vmem.viz.markup`, which needs only the standard library, loads no widget module.

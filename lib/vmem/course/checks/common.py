@@ -20,7 +20,10 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 _VMEM = Path(__file__).resolve().parents[2]  # the vmem package
-_STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
+# Frames in these are not the learner's: the standard library and installed packages.
+_LIBRARIES = tuple({Path(sysconfig.get_paths()[key]).resolve()
+                    for key in ("stdlib", "platstdlib", "purelib", "platlib")})
+_RERUN = "Hint: call it in a cell of its own to see the whole traceback."
 _Check = TypeVar("_Check", bound=Callable[..., str])
 
 
@@ -40,14 +43,15 @@ def fail(message: str) -> NoReturn:
 
 def learner_frame(error: BaseException) -> str:
     """Where in the learner's code `error` was raised: " (in name, line N: code)" for the
-    innermost frame outside vmem and the standard library ("" when there is none)."""
+    innermost frame outside vmem, the standard library and installed packages ("" when
+    there is none)."""
     found = ""
     tb = error.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
         path = Path(code.co_filename)
-        if not (path.is_absolute() and (path.resolve().is_relative_to(_VMEM)
-                                        or path.resolve().is_relative_to(_STDLIB))):
+        if not (path.is_absolute() and any(path.resolve().is_relative_to(folder)
+                                           for folder in (_VMEM, *_LIBRARIES))):
             line = linecache.getline(code.co_filename, tb.tb_lineno).strip()
             found = f" (in {code.co_name}, line {tb.tb_lineno}" + (f": {line})" if line else ")")
         tb = tb.tb_next
@@ -68,7 +72,8 @@ def calling(what: str) -> Iterator[None]:
     except (CheckFailed, NotImplementedError):
         raise
     except Exception as exc:
-        raise CheckFailed(f"{what} raised {describe(exc)}") from None
+        raise CheckFailed(f"{what} raised {describe(exc)}; expected it to return. {_RERUN}") \
+            from None
 
 
 def learner_check(check: _Check) -> _Check:
@@ -85,8 +90,8 @@ def learner_check(check: _Check) -> _Check:
         except CheckFailed as verdict:
             raise CheckFailed(str(verdict)) from None
         except Exception as exc:
-            raise CheckFailed(f"your code raised {describe(exc)} while "
-                              f"{check.__name__} ran it") from None
+            raise CheckFailed(f"your code raised {describe(exc)} while {check.__name__} ran "
+                              f"it; expected it to return. {_RERUN}") from None
 
     return run  # type: ignore[return-value]
 
