@@ -388,9 +388,11 @@ class MainContext:
         and changing nothing: which messages leave the queue and the summary that replaces
         the old one. Without `incoming`: a flush run now (whether or not one is due).
         With it: the flush that `append(incoming)` would run at time `now` (default: the
-        last change), or None when that append would not flush. None also when nothing
-        may be evicted. Exact for a deterministic summarizer; it calls the summarizer as
-        the flush would (an LLM summarizer makes one call), never the clock."""
+        last change), or None when that append would not flush (a message too big to fit
+        at all is refused before any flush). None also when the flush would evict
+        nothing: the prompt is already at `flush_to`, or nothing may go. Exact for a
+        deterministic summarizer; it calls the summarizer as the flush would (an LLM
+        summarizer makes one call), never the clock."""
         queue, sizes = list(self._queue), [self._sizes[message.id] for message in self._queue]
         recall_count, last = len(self.recall), now or self._last_change
         if incoming is not None:
