@@ -220,7 +220,7 @@ def _export(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _import(args: argparse.Namespace, out: TextIO) -> int:
-    from .agentfile import import_document, parse
+    from .agentfile import from_document, import_agents, parse
 
     try:
         with open(args.file, "rb") as handle:
@@ -228,9 +228,10 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
     except OSError as exc:
         raise StoreError(f"cannot read {args.file}: {exc.strerror}") from exc
     scope = _scope_of(args.scope)
+    agents = from_document(document)  # all of it checked before the store is opened
     backend = _opened(args.db, new=True)
     try:
-        print(import_document(backend, document, scope or None), file=out)
+        print(import_agents(backend, agents, scope or None), file=out)
     finally:
         backend.close()
     return 0

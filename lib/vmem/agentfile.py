@@ -97,9 +97,15 @@ def _time(value: datetime | None) -> str | None:
 def import_document(destination: Backend, data: Any, scope: Scope | None = None
                     ) -> CopyReport:
     """Check the whole document, then store its agents in `destination` in one
-    transaction. `scope` stores the file's one agent under that scope instead of its
-    own (a file of several agents is then refused)."""
-    agents = from_document(data)
+    transaction (`import_agents`)."""
+    return import_agents(destination, from_document(data), scope)
+
+
+def import_agents(destination: Backend, agents: list[AgentContents],
+                  scope: Scope | None = None) -> CopyReport:
+    """Store agents checked by `from_document` in `destination` in one transaction.
+    `scope` stores the file's one agent under that scope instead of its own (a file of
+    several agents is then refused)."""
     if scope:
         if len(agents) != 1:
             raise StoreFormatError(f"--scope needs a file of one agent; this one holds "

@@ -10,7 +10,7 @@ from pathlib import Path
 from vmem.agent import Agent, RulePolicy
 from vmem.bm25 import tokenize
 from vmem.clock import StepClock
-from vmem.course.demo import DEMO_FLUSH_TO, DEMO_WARN_AT, FACTS, play
+from vmem.course.demo import DEMO_FLUSH_TO, DEMO_WARN_AT, play
 from vmem.memory import Memory
 from vmem.messages import Message
 from vmem.storage import open_backend
@@ -76,7 +76,7 @@ def build_neighbour(path: str, scope: dict[str, str] = BEN) -> None:
         first = memory.archival.insert("Ben is allergic to peanuts", tags=["health"])
         memory.archival.invalidate(first, superseded_by=memory.archival.insert(
             "Ben is no longer allergic to peanuts"))
-        memory.archival.insert(f"Ben's thesis: {FACTS[2]}")
+        memory.archival.insert("Ben's thesis on wave power is due in May.")
 
 
 def view(target: str, scope: dict[str, str], *, scores: bool = True) -> dict:
@@ -103,20 +103,25 @@ def view(target: str, scope: dict[str, str], *, scores: bool = True) -> dict:
                          for query in QUERIES]}
 
 
-def forms(text: str) -> list[bytes]:
+def forms(text: str, terms: bool = True) -> list[bytes]:
     """The byte sequences `text` can leave in a store: as written (UTF-8), as JSON
-    escapes it (ASCII \\u forms), and each of its index terms longer than 3 letters."""
-    found = [text.encode(), json.dumps(text)[1:-1].encode()]
-    found += [term.encode() for term in tokenize(text) if len(term) > 3]
+    escapes it (ASCII \\u forms), as the index stores it (its terms joined by spaces),
+    and (with `terms`) each of its terms longer than 3 letters, as the index's segments
+    hold them."""
+    found = [text.encode(), json.dumps(text)[1:-1].encode(), " ".join(tokenize(text)).encode()]
+    if terms:
+        found += [term.encode() for term in tokenize(text) if len(term) > 3]
     return list(dict.fromkeys(found))
 
 
-def scan(path: str, texts: tuple[str, ...] = MARKERS) -> dict[str, list[str]]:
+def scan(path: str, texts: tuple[str, ...] = MARKERS, terms: bool = True
+         ) -> dict[str, list[str]]:
     """Which of `texts` (in any of their `forms`) each file of the store holds: the
     database, its WAL and its shared-memory index, read as raw bytes."""
     seen = {}
     for suffix in ("", "-wal", "-shm"):
         file = Path(path + suffix)
         data = file.read_bytes() if file.exists() else b""
-        seen[file.name] = [text for text in texts if any(form in data for form in forms(text))]
+        seen[file.name] = [text for text in texts
+                           if any(form in data for form in forms(text, terms))]
     return seen
