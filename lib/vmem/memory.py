@@ -23,7 +23,8 @@ records, core memory and context state are kept apart from other scopes in the s
 `get`, `insert`, `delete`, `invalidate` and `len()` act within it without being asked
 (an explicit `scope=` may narrow it, never leave it), and so do the tools and the
 context. Ranking statistics (document counts and frequencies) are shared by all scopes of
-a file, so where that matters, use one file per user.
+a file, so where that matters, use one file per user. `memory.forget(scope)` deletes
+another scope's agent in every tier (`python -m vmem forget` any agent, this one closed).
 """
 
 from __future__ import annotations

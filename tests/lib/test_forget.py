@@ -65,6 +65,8 @@ def test_forget_leaves_no_byte_of_the_agent_in_the_file_or_its_wal(tmp_path, bui
         deleted = ben.forget(ANA)
         assert Path(path + "-wal").exists()
         assert scan(path) == CLEAN
+        assert [hit.record.id for hit in ben.archival.search(  # its cache follows too
+            "peanuts", include_invalid=True, top_k=10)] == before["searches"][2][0]
         if build is build_demo:
             assert scan(path, DEMO_TEXTS, terms=False) == CLEAN
         else:
