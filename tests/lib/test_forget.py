@@ -6,6 +6,7 @@ transaction) delete nothing."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,23 @@ def test_the_scan_sees_what_a_plain_delete_leaves(tmp_path, monkeypatch):
         assert ben.backend.messages(Filter(scope=ANA)) == []
         left = scan(path)
         assert sorted({text for texts in left.values() for text in texts}) == sorted(MARKERS)
+
+
+def test_a_reader_on_an_old_snapshot_delays_the_scrub_and_a_second_forget_ends_it(tmp_path):
+    path = str(tmp_path / "agents.db")
+    build_demo(path, ANA)
+    build_neighbour(path)
+    reader = sqlite3.connect(path)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM messages").fetchone()  # holds its snapshot
+    with Memory.open(path, scope=BEN) as ben:
+        with pytest.raises(StoreError, match="another connection is reading"):
+            ben.forget(ANA)
+        assert ben.backend.messages(Filter(scope=ANA)) == []  # deleted all the same
+        assert scan(path)["agents.db-wal"]  # but the old pages are still in the WAL
+        reader.close()
+        assert ben.forget(ANA)["messages"] == 0
+        assert scan(path) == CLEAN
 
 
 def test_forget_on_each_backend_deletes_every_tier_and_keeps_the_neighbour(agent_target):

@@ -252,8 +252,8 @@ class SqliteBackend:
         self.conn.execute("PRAGMA secure_delete = ON")  # freed space is zeroed
         try:
             with transaction(self.conn):
+                sql = _where(Filter(scope=scope))
                 for index in _INDEXES.values():
-                    sql = _where(Filter(scope=scope))
                     ids = [row[0] for row in self.conn.execute(
                         f"SELECT d.id FROM {index.docs} AS d WHERE {sql.sql}", sql.params)]
                     for rowid in ids:
