@@ -66,6 +66,7 @@ def test_the_round_trip_shows_the_same_agents_on_each_backend(new_target):
         assert view(destination, scope) == view(source, scope)
 
 
+@pytest.mark.slow  # about 20 s: 10,000 messages written into PostgreSQL and out again
 def test_a_10000_message_agent_goes_from_sqlite_to_postgres_and_back(tmp_path, postgres_url):
     original, back = str(tmp_path / "agents.db"), str(tmp_path / "back.db")
     build_large(original, ANA)
