@@ -17,9 +17,12 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .errors import StoreError, VMemError
+
+if TYPE_CHECKING:
+    from .storage.base import Backend
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -175,7 +178,7 @@ def _copy(source: str, destination: str, out: TextIO) -> int:
     return 0
 
 
-def _opened(target: str, *, new: bool = False):
+def _opened(target: str, *, new: bool = False) -> Backend:
     """The backend of `target`; an SQLite path that does not exist is refused unless
     `new` (a command that reads or deletes must not create an empty file)."""
     from .storage.backends import is_server_url, open_backend
