@@ -4,18 +4,25 @@
     chat   talk to an agent: rule policy offline, or a real model with --model
     eval   evidence recall and evidence in budget (vmem.eval.cli)
     copy   copy the agents of one store into another: SQLite file <-> PostgreSQL URL
+    forget delete an agent (a scope) in every tier, leaving none of its text readable
+    export write agents as an agent file (JSON, docs/AGENT_FILE.md) to stdout
+    import store the agents of an agent file
     grade  execute and score exercise notebooks (vmem.course.classroom)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from .errors import VMemError
+from .errors import StoreError, VMemError
+
+if TYPE_CHECKING:
+    from .storage.base import Backend
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -34,6 +41,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         if args.command == "copy":
             return _copy(args.source, args.destination, out)
+        if args.command in _LIFECYCLE:
+            return _LIFECYCLE[args.command](args, out)
         if args.command == "demo":
             from .course.demo import run_demo
 
@@ -95,10 +104,59 @@ def _parser() -> argparse.ArgumentParser:
     copy.add_argument("source", help="an SQLite file or a postgresql:// URL")
     copy.add_argument("destination", help="an SQLite file or a postgresql:// URL (created "
                       "if missing; must not hold the same agents)")
+    _lifecycle_commands(sub)
     for name, text in (("eval", "evidence recall@k and evidence in budget (see `eval --help`)"),
                        ("grade", "execute and score exercise notebooks (see `grade --help`)")):
         sub.add_parser(name, help=text, add_help=False)
     return parser
+
+
+def _lifecycle_commands(sub: argparse._SubParsersAction) -> None:
+    """`forget`, `export` and `import` (run by `vmem.course.lifecycle`)."""
+    scope_help = "KEY=VALUE, repeatable: the agents whose scope has each key and value"
+    forget = sub.add_parser(
+        "forget", help="delete an agent (a scope) in every tier, leaving no text readable",
+        description="Delete every agent whose scope has each KEY=VALUE given: its "
+        "sessions, messages, archival records, core memory with its history and saved "
+        "context; the search statistics follow. On SQLite the file and its WAL are "
+        "rewritten so no byte of the forgotten text remains in them; on PostgreSQL the "
+        "rows are deleted and the tables vacuumed (docs/RELIABILITY.md says what each "
+        "guarantees). A scope is required: nothing forgets every agent. Refused while "
+        "another process has the agent (on SQLite: the file) open for writing.")
+    forget.add_argument("--db", required=True, metavar="PATH",
+                        help="an SQLite file or a postgresql:// URL")
+    forget.add_argument("--scope", required=True, action="append", type=_pair,
+                        metavar="KEY=VALUE", help=scope_help + " (required)")
+    export = sub.add_parser(
+        "export", help="write agents as an agent file (JSON) to stdout",
+        description="Write the agents of PATH (every one, or those --scope selects) as "
+        "one versioned JSON document, the agent file described in docs/AGENT_FILE.md: "
+        "core blocks with their history, sessions, messages, archival records (as "
+        "passages, with provenance and invalidation) and the saved context. Example: "
+        "python -m vmem export --db agent.db --scope user_id=u1 > agent.json")
+    export.add_argument("--db", required=True, metavar="PATH",
+                        help="an SQLite file or a postgresql:// URL")
+    export.add_argument("--scope", action="append", type=_pair, default=[],
+                        metavar="KEY=VALUE", help=scope_help + " (default: every agent)")
+    load = sub.add_parser(
+        "import", help="store the agents of an agent file",
+        description="Check every field of FILE, then store its agents in --db in one "
+        "transaction, keeping their ids where free. A file from a newer vmem, or a "
+        "malformed one, is refused with the reason and nothing is written.")
+    load.add_argument("file", help="an agent file written by `python -m vmem export`")
+    load.add_argument("--db", required=True, metavar="PATH",
+                      help="an SQLite file or a postgresql:// URL (created if missing; must "
+                           "not hold the same agents)")
+    load.add_argument("--scope", action="append", type=_pair, default=[],
+                      metavar="KEY=VALUE", help="store the file's one agent under this "
+                      "scope instead of its own")
+
+
+def _pair(text: str) -> tuple[str, str]:
+    key, sign, value = text.partition("=")
+    if not sign or not key or not value:
+        raise argparse.ArgumentTypeError(f"wants KEY=VALUE such as user_id=u1, got {text!r}")
+    return key, value
 
 
 def _copy(source: str, destination: str, out: TextIO) -> int:
@@ -118,6 +176,71 @@ def _copy(source: str, destination: str, out: TextIO) -> int:
     finally:
         reader.close()
     return 0
+
+
+def _opened(target: str, *, new: bool = False) -> Backend:
+    """The backend of `target`; an SQLite path that does not exist is refused unless
+    `new` (a command that reads or deletes must not create an empty file)."""
+    from .storage.backends import is_server_url, open_backend
+
+    if not new and not is_server_url(target) and not os.path.exists(target):
+        raise StoreError(f"{target} does not exist")
+    return open_backend(target)
+
+
+def _scope_of(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    from .store import check_scope
+
+    scope = dict(pairs)
+    if len(scope) != len(pairs):
+        raise StoreError(f"--scope names a key twice: {pairs}")
+    return check_scope(scope)
+
+
+def _forget(args: argparse.Namespace, out: TextIO) -> int:
+    scope = _scope_of(args.scope)
+    backend = _opened(args.db)
+    try:
+        deleted = backend.forget(scope)
+    finally:
+        backend.close()
+    counts = ", ".join(f"{count} {table}" for table, count in deleted.items())
+    print(f"forgot {scope}: deleted {counts}", file=out)
+    return 0
+
+
+def _export(args: argparse.Namespace, out: TextIO) -> int:
+    from .agentfile import export_document
+
+    backend = _opened(args.db)
+    try:
+        document = export_document(backend, _scope_of(args.scope) or None)
+    finally:
+        backend.close()
+    json.dump(document, out, ensure_ascii=False, indent=1)
+    out.write("\n")
+    return 0
+
+
+def _import(args: argparse.Namespace, out: TextIO) -> int:
+    from .agentfile import from_document, import_agents, parse
+
+    try:
+        with open(args.file, "rb") as handle:
+            document = parse(handle.read(), args.file)
+    except OSError as exc:
+        raise StoreError(f"cannot read {args.file}: {exc.strerror}") from exc
+    scope = _scope_of(args.scope)
+    agents = from_document(document)  # all of it checked before the store is opened
+    backend = _opened(args.db, new=True)
+    try:
+        print(import_agents(backend, agents, scope or None), file=out)
+    finally:
+        backend.close()
+    return 0
+
+
+_LIFECYCLE = {"forget": _forget, "export": _export, "import": _import}
 
 
 def _positive(text: str) -> int:

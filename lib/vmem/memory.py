@@ -23,7 +23,8 @@ records, core memory and context state are kept apart from other scopes in the s
 `get`, `insert`, `delete`, `invalidate` and `len()` act within it without being asked
 (an explicit `scope=` may narrow it, never leave it), and so do the tools and the
 context. Ranking statistics (document counts and frequencies) are shared by all scopes of
-a file, so where that matters, use one file per user.
+a file, so where that matters, use one file per user. `memory.forget(scope)` deletes
+another scope's agent in every tier (`python -m vmem forget` any agent, this one closed).
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from .archival import ArchivalStore
 from .clock import Clock, utc_now
 from .context import MainContext
 from .core import Block, CoreMemory
+from .errors import StoreError
 from .recall import RecallStore
 from .storage.backends import open_backend, sessions_in, shown
-from .storage.base import Backend
+from .storage.base import Backend, in_scope
 from .store import check_scope
 from .summarize import Summarizer
 from .tokens import Counter
@@ -131,6 +133,25 @@ class Memory:
     def sessions(self) -> list[tuple[int, datetime]]:
         """(session id, start time) of every session of this scope, oldest first."""
         return self.backend.sessions(self.scope or {})
+
+    def forget(self, scope: dict[str, str]) -> dict[str, int]:
+        """Forget another agent stored beside this one: delete every agent whose scope
+        has each key and value of `scope`, in every tier, and leave none of its text
+        readable (`Backend.forget`; what each backend guarantees: docs/RELIABILITY.md).
+        Returns the rows deleted, per table.
+
+        Refused with `StoreError`, deleting nothing: an empty scope (it would forget
+        every agent), and a scope that covers this Memory's own agent (its context and
+        core memory live in this object, which would write them back on the next
+        append: close it, then forget it from another Memory or `python -m vmem
+        forget`). `AgentLockedError` when another process has one of them open."""
+        scope = check_scope(scope)
+        if scope and in_scope(self.scope or {}, scope):
+            raise StoreError(f"{scope} covers this Memory's own agent "
+                             f"({self.scope or 'no scope'}), which it holds open; close it, "
+                             "then run `python -m vmem forget` or forget it from another "
+                             "Memory")
+        return self.backend.forget(scope)
 
     def close(self) -> None:
         """Close the backend and release the writer lock; safe to call twice."""

@@ -18,7 +18,8 @@ one audience or job (docs/ARCHITECTURE.md draws them):
                     share above the backend)
     3  tiers        recall, archival < context < protocols (the seams tools and agent
                     are typed against)
-    4  agent        memory, tools, transfer (copying agents) < turn < agent < llm
+    4  agent        memory, tools, transfer (an agent's contents, copying agents)
+                    < agentfile (them as JSON), turn < agent < llm
     5  around it    the widgets (vmem.viz), the course machinery (vmem.course), the
                     evaluation (vmem.eval) and the command line, ordered among
                     themselves: a package's shared helpers before its users, __main__ last
@@ -52,7 +53,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     # 3 tiers
     "recall": (3, 0), "archival": (3, 0), "context": (3, 1), "protocols": (3, 2),
     # 4 agent
-    "memory": (4, 0), "tools": (4, 0), "transfer": (4, 0),
+    "memory": (4, 0), "tools": (4, 0), "transfer": (4, 0), "agentfile": (4, 1),
     "turn": (4, 1), "agent": (4, 2), "llm": (4, 3),
     # 5 around the library
     "viz.markup": (5, 0), "viz.box": (5, 0), "course.quiz": (5, 0),

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from ..errors import StoreError
 from ..messages import Hit, Message, Record
 
 Tier = Literal["archival", "recall"]
@@ -47,6 +48,22 @@ class Filter:
     tag_mode: str = "any"
     roles: tuple[str, ...] | None = None
     include_invalid: bool = True
+
+
+def in_scope(stored: Mapping[str, str], scope: Mapping[str, str] | None) -> bool:
+    """Whether the stored scope `stored` has every key and value of `scope`, as a
+    `Filter`'s scope keeps rows (None or {}: every scope)."""
+    return all(stored.get(key) == value for key, value in (scope or {}).items())
+
+
+def scopes_to_forget(stored: Sequence[Mapping[str, str]], scope: Mapping[str, str]
+                     ) -> list[dict[str, str]]:
+    """The stored scopes `Backend.forget(scope)` deletes: each one `in_scope` `scope`.
+    An empty scope is refused: it would forget every agent in the store."""
+    if not scope:
+        raise StoreError("forget needs a scope such as {'user_id': 'u1'}; an empty scope "
+                         "would forget every agent in the store, so it is refused")
+    return [dict(each) for each in stored if in_scope(each, scope)]
 
 
 @dataclass(frozen=True)
@@ -150,3 +167,12 @@ class Backend(Protocol):
     def save_context(self, scope: Scope, state: dict[str, Any]) -> None:
         """Save the context state of `scope` (replacing the previous one)."""
 
+    # --- forgetting a scope (issue 15) ------------------------------------------------
+    def forget(self, scope: Scope) -> dict[str, int]:
+        """Delete every agent whose scope has each key and value of `scope` (not empty:
+        `scopes_to_forget`), in every tier: sessions, recall messages, archival records,
+        core blocks with their history, context state; the search statistics follow.
+        Takes the writer lock of each such agent first (`AgentLockedError` when another
+        process holds one) and runs outside any transaction (it vacuums afterwards,
+        which a transaction cannot hold). Returns the rows deleted, per table.
+        docs/RELIABILITY.md says what each backend guarantees is left on disk."""

@@ -35,7 +35,7 @@ from ..clock import utc_now
 from ..errors import AgentLockedError, StoreError, StoreFormatError
 from ..messages import Hit, Message, Record
 from ..store import from_json, to_json
-from .base import Filter, Ranked, Scope, Tier
+from .base import Filter, Ranked, Scope, Tier, scopes_to_forget
 from .postgres_schema import INDEXES, connect, lock_key, safe_url, schema_version
 
 LOCK_WAIT_MS = 1000
@@ -276,6 +276,49 @@ class PostgresBackend:
             self.conn.execute("INSERT INTO context_state (scope, state) VALUES (%s, %s) "
                               "ON CONFLICT (scope) DO UPDATE SET state = excluded.state",
                               (to_json(dict(scope)), json.dumps(state)))
+
+    # --- forgetting a scope (issue 15) ------------------------------------------------
+    def forget(self, scope: Scope) -> dict[str, int]:
+        """Delete the agents `in_scope` of `scope` in every tier in one transaction, then
+        VACUUM the tables it touched. Each agent's writer lock is taken first (the
+        scope's own too, so no writer opens it meanwhile) and released afterwards. What
+        VACUUM does and does not erase: docs/RELIABILITY.md."""
+        owned = scopes_to_forget(self.scopes(), scope)
+        if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            raise StoreError("forget cannot run inside a transaction: it vacuums the "
+                             "tables afterwards; call it outside `transaction()`")
+        locked = list({to_json(each): each for each in (dict(scope), *owned)}.values())
+        held: list[int] = []
+        try:
+            for each in locked:
+                self.lock_writer(each)
+                held.append(lock_key("vmem agent", self._schema(), to_json(each)))
+            deleted = self._delete_scope(scope, [to_json(each) for each in owned])
+            tables = [*_TABLES.values(), *(index.postings for index in INDEXES.values()),
+                      "vmem_fts_stats", "sessions", "core_blocks", "context_state"]
+            self.conn.execute(f"VACUUM (ANALYZE) {', '.join(tables)}")
+        finally:
+            for key in held:
+                self.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        return deleted
+
+    def _delete_scope(self, scope: Scope, owned: list[str]) -> dict[str, int]:
+        """Delete the rows of `scope` (and of the stored scopes `owned`, as JSON text),
+        with their postings and statistics, in one transaction."""
+        deleted: dict[str, int] = {}
+        sql, params = _where(Filter(scope=scope))
+        with self.conn.transaction():
+            for tier, table in _TABLES.items():
+                ids = [row[0] for row in self.conn.execute(
+                    f"SELECT d.id FROM {table} AS d WHERE {sql}", params)]
+                for doc in ids:
+                    INDEXES[tier].remove(self.conn, doc)  # postings and statistics
+                self.conn.execute(f"DELETE FROM {table} WHERE id = ANY(%s)", (ids,))
+                deleted[table] = len(ids)
+            for table in ("sessions", "core_blocks", "context_state"):
+                deleted[table] = self.conn.execute(
+                    f"DELETE FROM {table} WHERE scope = ANY(%s)", (owned,)).rowcount
+        return deleted
 
 
 def count_sessions(url: str) -> int:

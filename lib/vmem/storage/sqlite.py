@@ -31,7 +31,7 @@ from ..store import (
     to_json,
     transaction,
 )
-from .base import Filter, Ranked, Scope, Tier
+from .base import Filter, Ranked, Scope, Tier, scopes_to_forget
 from .filelock import lock, unlock
 from .topk import SearchCache
 
@@ -236,6 +236,40 @@ class SqliteBackend:
             self.conn.execute("INSERT OR REPLACE INTO context_state (scope, state) "
                               "VALUES (?, ?)", (to_json(dict(scope)), json.dumps(state)))
 
+    # --- forgetting a scope (issue 15) ------------------------------------------------
+    def forget(self, scope: Scope) -> dict[str, int]:
+        """Delete the agents `in_scope` of `scope` in every tier, then scrub the file
+        (`_scrub`), so no byte of what was deleted is left in it or in its WAL. The
+        writer lock is the file's: taken here when this backend does not hold it yet,
+        and held until `close`, like a writer's."""
+        owned = [to_json(each) for each in scopes_to_forget(self.scopes(), scope)]
+        if self.conn.in_transaction:
+            raise StoreError("forget cannot run inside a transaction: it vacuums the "
+                             "file afterwards; call it outside `transaction()`")
+        self.lock_writer(scope)
+        deleted: dict[str, int] = {}
+        secure = self.conn.execute("PRAGMA secure_delete").fetchone()[0]
+        self.conn.execute("PRAGMA secure_delete = ON")  # freed space is zeroed
+        try:
+            with transaction(self.conn):
+                sql = _where(Filter(scope=scope))
+                for index in _INDEXES.values():
+                    ids = [row[0] for row in self.conn.execute(
+                        f"SELECT d.id FROM {index.docs} AS d WHERE {sql.sql}", sql.params)]
+                    for rowid in ids:
+                        index.remove(self.conn, rowid)  # the statistics follow
+                    self.conn.execute(f"DELETE FROM {index.docs} WHERE id IN "
+                                      "(SELECT value FROM json_each(?))", (json.dumps(ids),))
+                    deleted[index.docs] = len(ids)
+                for table in ("sessions", "core_blocks", "context_state"):
+                    deleted[table] = self.conn.execute(
+                        f"DELETE FROM {table} WHERE scope IN (SELECT value FROM json_each(?))",
+                        (json.dumps(owned),)).rowcount
+            _scrub(self.conn)
+        finally:
+            self.conn.execute(f"PRAGMA secure_delete = {int(secure)}")
+        return deleted
+
 
 def count_sessions(path: str) -> int:
     """How many sessions (of every scope) the agent file at `path` holds, read without
@@ -251,6 +285,33 @@ def count_sessions(path: str) -> int:
             conn.close()
     except sqlite3.Error:
         return 0
+
+
+def _scrub(conn: sqlite3.Connection) -> None:
+    """Rewrite the file from its live rows only, and empty its WAL.
+
+    A deleted row's bytes otherwise survive in three places: the full-text index (FTS5
+    deletes by appending a delete marker; the old segment keeps the terms until merged:
+    'optimize' merges every segment into one), free pages and cell gaps of the file
+    (VACUUM rebuilds it; `secure_delete` zeroes what the deletes freed before that), and
+    the WAL, which keeps every page written since its last reset (a TRUNCATE checkpoint
+    copies it into the file and cuts it to zero bytes). VACUUM's scratch copy stays in
+    memory (`temp_store`), not in a temporary file. A reader holding an old snapshot
+    blocks the truncation: then this raises, and running forget again finishes it."""
+    temp = conn.execute("PRAGMA temp_store").fetchone()[0]
+    conn.execute("PRAGMA temp_store = MEMORY")
+    try:
+        with transaction(conn):
+            for index in _INDEXES.values():
+                conn.execute(f"INSERT INTO {index.table}({index.table}) VALUES ('optimize')")
+        conn.execute("VACUUM")
+    finally:
+        conn.execute(f"PRAGMA temp_store = {int(temp)}")
+    busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    if busy:
+        raise StoreError("the forgotten rows are deleted, but another connection is reading "
+                         "an older state of the file, so its WAL still holds their old pages; "
+                         "close the readers (ArchivalStore, RecallStore) and run forget again")
 
 
 def _where(where: Filter) -> Where:
