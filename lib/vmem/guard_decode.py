@@ -17,8 +17,9 @@ from urllib.parse import unquote
 __all__ = ["payloads"]
 
 _BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
-# Hex: a run of 8+ byte pairs, plain, each prefixed by 0x or \x, or split by spaces/colons.
-_HEX_RUN = re.compile(r"(?:(?:\\x|0x)?[0-9a-fA-F]{2}[\s:,-]{0,2}){8,}")
+# Hex: a run of 8+ byte pairs, plain, each prefixed by 0x or \x, or split by spaces or
+# colons, starting where a word starts (the "ed" of "Escaped: \x49..." is no byte).
+_HEX_RUN = re.compile(r"(?<![0-9A-Za-z])(?:(?:\\x|0x)?[0-9a-fA-F]{2}[\s:,-]{0,2}){8,}")
 _HEX_PAIR = re.compile(r"(?:\\x|0x)?([0-9a-fA-F]{2})")
 _PERCENT_RUN = re.compile(r"(?:%[0-9a-fA-F]{2}[\w.~+-]{0,12}){4,}")
 _ENTITY = re.compile(r"&#(?:x[0-9a-fA-F]{1,6}|[0-9]{1,7});|&[a-zA-Z]{2,8};")

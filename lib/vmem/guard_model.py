@@ -42,6 +42,8 @@ def sentences(text: str) -> list[str]:
 
 def anchored(text: str) -> Iterator[str]:
     """The sentences of `text` that speak to the model or its answer, in any language."""
+    if not ANCHOR.search(prepare(text)) and not AI.search(text):
+        return  # one pass over the whole text settles most ordinary text
     for sentence in sentences(text):
         if ANCHOR.search(prepare(sentence)) or AI.search(sentence):
             yield sentence

@@ -56,7 +56,8 @@ def test_held_out_targets(rows: dict[tuple[str, str], Row]) -> None:
     docs = rows["held-out, documents and code", "en"]
     assert _counts(other) == (129, 153, 2, 1428) and other.caught >= 0.6 * other.injections
     assert _counts(five) == (40, 45, 1, 420) and five.caught >= 0.6 * five.injections
-    assert _counts(docs) == (25, 28, 0, 30) and docs.caught >= 0.8 * docs.injections
+    assert _counts(docs) == (26, 28, 0, 30) and docs.caught >= 0.8 * docs.injections
+    assert docs.before_caught == 25
     assert other.before_caught == 17 and five.before_caught == 5  # the patterns alone
     assert other.flagged <= 0.005 * other.ordinary
 
