@@ -111,3 +111,19 @@ def test_shipped_model_is_what_training_produces() -> None:
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "train_guard.py"),
                              "--check"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_shipped_model_was_trained_on_the_repositorys_sets() -> None:
+    """Runs without ../shared/data: the shipped file's record of its training sentences
+    matches what the repository's own sets give now, and its threshold is training's."""
+    from collections import Counter
+
+    from vmem.eval.guard_train import THRESHOLD, training_examples
+    from vmem.guard_model import load
+
+    model = load()
+    own = Counter(f"{source}:{label}" for _s, label, source in training_examples(None, None))
+    shipped = {key: count for key, count in model.meta["sources"].items()
+               if not key.startswith(("bipia:", "locomo:"))}
+    assert shipped == dict(own)
+    assert model.threshold == THRESHOLD and len(model.weights) == model.meta["features"]
