@@ -39,14 +39,15 @@ retrieved text safe to obey.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from . import guard_model
+from .guard_decode import payloads
+from .guard_languages import language
 from .guard_patterns import ADVERBS, NEGATIONS, SUBJECTS, TEXT_PATTERNS, WORD_PATTERNS
 from .guard_signals import SIGNAL_THRESHOLD, SIGNALS
 from .text import clip
@@ -56,10 +57,14 @@ __all__ = ["Guard", "Verdict", "normalize", "wrap_untrusted"]
 
 @dataclass(frozen=True)
 class Verdict:
-    """The result of a scan: `flagged`, and one short human-readable reason per kind found."""
+    """The result of a scan: `flagged`, one short human-readable reason per kind found, and
+    the `language` of the text (an ISO 639-1 code such as "es", or only its script, such
+    as "Latn", where the guard cannot tell; None without letters). Verdicts compare by
+    decision and reasons, not by language."""
 
     flagged: bool
     reasons: tuple[str, ...] = ()
+    language: str | None = field(default=None, compare=False)
 
 
 # --- normalisation --------------------------------------------------------------------
@@ -85,7 +90,6 @@ _LEET_INSIDE = re.compile(r"[a-z][0-9@$|]|[0-9@$|!][a-z]")
 # Runs of single characters split by separators: "i g n o r e", "d.i.s.r.e.g.a.r.d".
 _SPACED_RUN = re.compile(r"(?<![^\W_])[a-z0-9](?:[\s.\-_*,/|~+'`]{1,3}[a-z0-9](?![^\W_])){2,}")
 _SEPARATORS = re.compile(r"[\s.\-_*,/|~+'`]+")
-_BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 
 
 def normalize(text: str) -> str:
@@ -131,28 +135,13 @@ def _unspace(text: str) -> str:
     return _SPACED_RUN.sub(join, text)
 
 
-def _base64_payloads(raw: str) -> Iterator[str]:
-    """Readable text hidden in base64-looking tokens of `raw`."""
-    for match in _BASE64_TOKEN.finditer(raw):
-        token = match.group().rstrip("=")
-        token += "=" * (-len(token) % 4)
-        try:
-            decoded = base64.b64decode(token, altchars=b"-_" if "-" in token or "_" in token
-                                       else None, validate=True).decode("utf-8")
-        except (binascii.Error, ValueError):
-            continue
-        printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
-        if printable >= 0.9 * len(decoded) and (" " in decoded
-                                                or _BASE64_TOKEN.fullmatch(decoded)):
-            yield decoded
-
-
 # --- combining weak signals ------------------------------------------------------------
 
 _SENTENCE_END = re.compile(r"[.!?\n]+")
 _COMPILED_SIGNALS = tuple((name, weight, re.compile(rx)) for name, weight, rx in
                           sorted(SIGNALS, key=lambda signal: -signal[1]))
 _COMBINED = "directive signals together"
+_LEARNED = "learned model"
 _ORDER = "gives an order"
 
 
@@ -211,14 +200,20 @@ class Guard:
     `extra_patterns` (or `add_pattern` later) adds `(kind, regex)` pairs of your own; they
     are matched, case-insensitively, against the normalised text and its word view
     ("don't ignore_it!" reads as "dont ignore it "). `threshold` is the weight of weak
-    signals that flags a sentence pair (None turns that layer off); `decode_depth` is how
-    many layers of base64 are unwrapped.
+    signals that flags a sentence pair (None turns that layer off); `learned_threshold` is
+    the score from which the learned layer flags a sentence (`vmem.guard_model`; None
+    turns it off, the default is the one shipped with its weights); `decode_depth` is
+    how many layers of encoding (base64, hex, URL, HTML references) are unwrapped.
     """
 
     def __init__(self, extra_patterns: Iterable[tuple[str, str]] = (), *,
-                 decode_depth: int = 2, threshold: float | None = SIGNAL_THRESHOLD) -> None:
+                 decode_depth: int = 2, threshold: float | None = SIGNAL_THRESHOLD,
+                 learned_threshold: float | None | str = "shipped") -> None:
         self.decode_depth = decode_depth
         self.threshold = threshold
+        self._model = guard_model.load() if learned_threshold is not None else None
+        self.learned_threshold = (self._model.threshold if learned_threshold == "shipped"
+                                  and self._model else learned_threshold)
         self._patterns: list[_Pattern] = [
             *(_Pattern(kind, re.compile(rx), True, True) for kind, rx in WORD_PATTERNS),
             *(_Pattern(kind, re.compile(rx), False, True) for kind, rx in TEXT_PATTERNS),
@@ -243,7 +238,21 @@ class Guard:
         if len(found) > 1:  # a named pattern says it better than the signals behind it
             found.pop(_COMBINED, None)
         reasons = tuple(f"{kind}: {evidence}" for kind, evidence in found.items())
-        return Verdict(bool(reasons), reasons)
+        return Verdict(bool(reasons), reasons, language(text))
+
+    def learned_score(self, text: str) -> float:
+        """The learned layer's highest sentence score in `text` and what it decodes to
+        (0.0 when no sentence speaks to the model, or the layer is off): what
+        `learned_threshold` is compared with, for plotting the trade-off."""
+        if self._model is None:
+            return 0.0
+        best = self._model.best(text)
+        score = best[0] if best else 0.0
+        if self.decode_depth > 0:
+            inner = Guard(decode_depth=self.decode_depth - 1, threshold=self.threshold)
+            score = max([score, *(inner.learned_score(payload)
+                                  for _how, payload in payloads(text))])
+        return score
 
     def _scan(self, text: str, how: str, depth: int, found: dict[str, str]) -> None:
         for view_how, view, on_words in _views(text):
@@ -261,9 +270,14 @@ class Guard:
                 evidence = _combined_signals(view, self.threshold)
                 if evidence:
                     found[_COMBINED] = f"{evidence} ({label})" if label else evidence
+        if self._model is not None and self.learned_threshold is not None and not found:
+            best = self._model.best(text)
+            if best is not None and best[0] >= float(self.learned_threshold):
+                evidence = f"{best[0]:.2f} on {clip(best[1], 60)!r} ({language(best[1])})"
+                found[_LEARNED] = f"{evidence} ({how})" if how else evidence
         if depth > 0:
-            for payload in _base64_payloads(text):
-                self._scan(payload, "decoded from base64", depth - 1, found)
+            for encoding, payload in payloads(text):
+                self._scan(payload, f"decoded from {encoding}", depth - 1, found)
 
 
 def _first_order(pattern: _Pattern, view: str) -> re.Match[str] | None:

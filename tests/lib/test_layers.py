@@ -6,7 +6,8 @@ the same layer at a lower rank), at module level or inside a function, relativel
 (`from .store import ...`) or absolutely (`import vmem.store`). Six layers, each with
 one audience or job (docs/ARCHITECTURE.md draws them):
 
-    0  values       errors, clock, text, tokens, the guard's pattern data; then messages
+    0  values       errors, clock, text, tokens, the guard's pattern data, languages and
+                    decoders; then messages and the guard's learned model
                     (and the evaluation's own error)
     1  parts        core, bm25, summarize, guard, eviction, prompt, signatures: one idea
                     each, on the values; then outcomes (a tool call's result as data)
@@ -39,7 +40,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "lib" / "vmem"
 LAYERS: dict[str, tuple[int, int]] = {
     # 0 values
     "errors": (0, 0), "clock": (0, 0), "text": (0, 0), "tokens": (0, 0),
-    "guard_patterns": (0, 0), "guard_signals": (0, 0),
+    "guard_patterns": (0, 0), "guard_signals": (0, 0), "guard_languages": (0, 0),
+    "guard_decode": (0, 0), "guard_model": (0, 1),
     "messages": (0, 1), "eval.errors": (0, 1),
     # 1 parts
     "core": (1, 0), "bm25": (1, 0), "summarize": (1, 0), "guard": (1, 0),
@@ -64,7 +66,8 @@ LAYERS: dict[str, tuple[int, int]] = {
     "course.checks.ex04": (5, 1), "course.checks.ex05": (5, 1), "course.demo": (5, 1),
     "course.checks.ex06": (5, 1), "course.checks.ex07": (5, 1),
     "course.checks.ex08": (5, 1),
-    "eval.synthetic": (5, 1), "eval.runner": (5, 1),
+    "eval.synthetic": (5, 1), "eval.runner": (5, 1), "eval.guard_sets": (5, 0),
+    "eval.guard": (5, 1), "eval.guard_train": (5, 1),
     "course.grading": (5, 2), "course.chat": (5, 2), "eval.budget": (5, 2),
     "grading": (5, 3), "eval.cli": (5, 3),
     "__main__": (5, 9),

@@ -2,6 +2,7 @@
 
     eval locomo --data PATH [--k 1,5,10,25,50] [--budgets 1000,...] [--json]
     eval synthetic [--seed N] [--tokens N] [--k ...] [--budgets ...] [--json]
+    eval guard --data PATH/poisoning [--locomo PATH/locomo10.json]   (vmem.eval.guard)
 
 The JSON object has the shape `{name: {category or "overall": {metric: percent}}}`:
 recall configurations are named by retrieval unit and ranker (`dialog/bm25+speaker`),
@@ -16,10 +17,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from ..errors import VMemError
 from .budget import BUDGETS, evidence_in_budget
+from .guard import measure, render
 from .locomo import load_locomo
 from .runner import BEST, CATEGORY_ORDER, PLAIN, default_configs, evaluate_recall
 from .synthetic import CATEGORIES, generate, stale_answers
@@ -32,6 +35,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.dataset == "guard":
+        locomo = args.locomo or args.data.parent / "locomo" / "locomo10.json"
+        rows, skipped = measure(args.data, locomo)
+        out.write(render(rows, skipped))
+        return 0
     try:
         ks, budgets = _ints(args.k, "--k"), _ints(args.budgets, "--budgets")
         if args.dataset == "locomo":
@@ -75,6 +83,12 @@ def _parser() -> argparse.ArgumentParser:
         else:
             command.add_argument("--seed", type=int, default=0)
             command.add_argument("--tokens", type=int, default=100_000)
+    guard = sub.add_parser("guard", help="the memory guard on BIPIA's train split and the "
+                           "project's held-out sets (sets not found are skipped, with why)")
+    guard.add_argument("--data", type=Path, default=Path("../shared/data/poisoning"),
+                       help="the folder holding bipia/ (default ../shared/data/poisoning)")
+    guard.add_argument("--locomo", type=Path, default=None,
+                       help="locomo10.json (default: ../locomo/locomo10.json beside --data)")
     return parser
 
 

@@ -1,0 +1,292 @@
+"""The guard's languages: which one a text is in, and where it speaks to the model.
+
+Data and two small functions, read by `vmem.guard_model`. `language(text)` names the
+language as an ISO 639-1 code where the text says enough ("es", "ja"), otherwise its
+script as an ISO 15924 code ("Latn", "Cyrl"), or None for text with no letters. `ANCHORS`
+is, per supported language, where a sentence addresses the model or its output: "your
+answer" ("tu respuesta", "あなたの回答", "yanıtına"), the model itself ("AI", "asistente",
+"언어 모델") or its rules ("previous instructions", "prompt del sistema"). The learned model
+scores only sentences with an anchor: an ordinary sentence, in any language, seldom speaks
+to the reader's answer, so the model cannot flag a language for being one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+__all__ = ["AI", "ANCHOR", "ANCHORS", "COMMAND", "COMMANDS", "LANGUAGES", "language", "prepare"]
+
+_W = r"(?:\w{1,20} )"  # any one word, bounded
+ANCHORS: dict[str, str] = {
+    "en": r"\byour (?:\w{1,20} ){0,2}?(?:response|answer|reply|replies|output|code|codebase|"
+          r"solution|implementation|algorithm|summary|program|script|elucidation|explanation|"
+          r"translation)|\bcode you (?:develop|write|produce)|\b(?:assistant|chatbot|"
+          r"language model|llm)\b|\b(?:previous|prior|above|earlier) (?:instructions|rules)|"
+          r"\bsystem prompt",
+    "es": rf"\b(?:tu|tus|su|sus|vuestra|vuestro) {_W}?(?:respuesta|contestación|salida|"
+          r"código|solución|implementación|resumen|algoritmo|traducción)|\b(?:ia|asistente|"
+          r"chatbot|modelo de lenguaje)\b|\binstrucciones (?:anteriores|previas)|"
+          r"\bprompt del sistema|\btus (?:directrices|instrucciones|reglas)\b",
+    "fr": rf"\b(?:ta|ton|tes|votre|vos) {_W}?(?:réponse|sortie|code|solution|implémentation|"
+          r"résumé|algorithme|traduction)|\b(?:ia|assistant|chatbot|modèle de langage)\b|"
+          r"\binstructions précédentes|\bprompt système|\b(?:tes|vos) (?:consignes|"
+          r"instructions|règles)\b",
+    "pt": rf"\b(?:sua|seu|suas|seus|tua|teu) {_W}?(?:resposta|saída|código|solução|"
+          r"implementação|resumo|algoritmo|tradução)|\b(?:ia|assistente|chatbot|modelo de "
+          r"linguagem)\b|\binstruções anteriores|\bprompt (?:de|do) sistema|\b(?:suas|tuas) "
+          r"(?:diretrizes|instruções|regras)\b",
+    "de": rf"\b(?:dein|deine|deinen|deinem|deiner|ihr|ihre|ihren|ihrem|ihrer) {_W}?"
+          r"(?:antwort|ausgabe|code|lösung|implementierung|zusammenfassung|algorithmus|"
+          r"übersetzung)|\b(?:ki|assistent\w{0,3}|chatbot|sprachmodell)\b|\bvorherigen "
+          r"anweisungen|\bsystemprompt|\bdeine (?:richtlinien|anweisungen|regeln)\b",
+    "it": rf"\b(?:tua|tuo|tue|tuoi|vostra|vostro) {_W}?(?:risposta|output|codice|soluzione|"
+          r"implementazione|riassunto|algoritmo|traduzione)|\b(?:ia|assistente|chatbot|"
+          r"modello linguistico)\b|\bistruzioni precedenti|\bprompt di sistema|\btue "
+          r"(?:linee guida|istruzioni|regole)\b",
+    "ru": rf"\b(?:ваш|тво|сво)\w{{0,3}} {_W}?(?:ответ|код|решени|реализаци|резюме|алгоритм|"
+          r"перевод)|\b(?:ии|ассистент\w{0,3}|чат-бот\w{0,3}|языков\w{1,3} модел\w{0,3})\b|"
+          r"\bпредыдущие инструкции|\bсистемн\w{1,3} промпт|\bсво\w{1,3} правил",
+    "zh": r"(?:你|您)的(?:回答|回复|答案|响应|代码|解决方案|摘要|输出|翻译)|"
+          r"(?:回答|回复|响应|答案|代码|摘要)(?:中|里|末尾)|ai助手|人工智能|语言模型|"
+          r"之前的(?:所有)?指令|系统提示",
+    "ja": r"あなたの(?:回答|返答|応答|答え|コード|ソリューション|要約|出力)|"
+          r"(?:回答|返答|応答|要約|出力)(?:に|の最後|全体|の中)|aiアシスタント|言語モデル|"
+          r"これまでの指示|以前の指示|システムプロンプト",
+    "ko": r"(?:당신|귀하|너)의 (?:응답|답변|대답|코드|솔루션|요약|출력)|"
+          r"(?:응답|답변|대답|요약|출력)(?:에|의|에서| 전체| 끝)|어시스턴트|언어 모델|"
+          r"이전의 (?:모든 )?지시|시스템 프롬프트",
+    "ar": r"(?:إجابتك|ردك|ردّك|استجابتك|جوابك|الخاص بك|الخاصة بك|ملخصك|كودك|حلك|مخرجاتك)|"
+          r"الذكاء الاصطناعي|ذكاء اصطناعي|المساعد|نموذج(?:ًا|ا)? لغوي|التعليمات السابقة|"
+          r"موجه النظام",
+    "hi": r"(?:अपने|अपनी|अपना|आपके|आपकी|आपका|तुम्हारे|तुम्हारी) (?:\S{1,20} )?(?:उत्तर|जवाब|"
+          r"प्रतिक्रिया|कोड|समाधान|सारांश|आउटपुट)|एआई|सहायक|भाषा मॉडल|पिछले (?:सभी )?निर्देश|"
+          r"सिस्टम प्रॉम्प्ट",
+    "bn": r"(?:আপনার|তোমার|তোর) (?:\S{1,20} )?(?:উত্তর|জবাব|প্রতিক্রিয়া|কোড|সমাধান|সারসংক্ষেপ|"
+          r"আউটপুট)|এআই|সহকারী|ভাষা মডেল|আগের সব নির্দেশ|সিস্টেম প্রম্পট",
+    "tr": r"\b(?:yanıt|cevab|cevap|kod|çözüm|özet|çıktı)\w{0,3}(?:ınız|iniz|unuz|ünüz|ın|in|un|"
+          r"ün)\w{0,3}\b|\byapay zek[aâ]\w{0,4}|\basistan\w{0,4}|\bdil modeli\w{0,4}|"
+          r"\bönceki (?:tüm )?talimat\w{0,6}|\bsistem istem\w{0,4}",
+    "vi": r"(?:câu trả lời|phản hồi|mã|giải pháp|bản tóm tắt|đầu ra|bản dịch) của (?:bạn|anh|"
+          r"chị|em)\b|\btrợ lý\b|mô hình ngôn ngữ|hướng dẫn trước đó|lời nhắc hệ thống",
+    "id": r"\b(?:respons|jawaban|balasan|tanggapan|kode|solusi|ringkasan|keluaran|terjemahan)"
+          r"(?:mu| anda| kamu)\b|\basisten\b|\bmodel bahasa\b|\binstruksi sebelumnya\b|"
+          r"\bprompt sistem\b",
+    "th": r"(?:คำตอบ|การตอบกลับ|โค้ด|โซลูชัน|บทสรุป|ผลลัพธ์)(?:ทั้งหมด)?ของคุณ|ในคำตอบ|"
+          r"ผู้ช่วย|โมเดลภาษา|คำสั่งก่อนหน้า|พรอมต์ระบบ",
+    "tl": rf"\b(?:iyong|inyong) {_W}?(?:sagot|tugon|code|solusyon|buod|output)|\b(?:sagot|"
+          r"tugon|code|solusyon|buod) (?:mo|ninyo|nyo)\b|\bnaunang tagubilin\b",
+}
+# Orders in each language: imperative forms of the verbs injections use (add, include,
+# write, insert, say, ignore, forget, use, translate, replace, start, end, mention, reveal,
+# recommend, ask, give) and "do not". A feature of the model, shared by all languages, so
+# what it learns about orders in one language carries to the others.
+COMMANDS: dict[str, str] = {
+    "en": r"\b(?:add|include|insert|write|say|tell|ignore|forget|disregard|use|translate|"
+          r"replace|start|begin|end|mention|reveal|recommend|ask|give|put|append|integrate|"
+          r"incorporate|embed|do not|don't|never|always|make|introduce|remove|rearrange|"
+          r"respond|reply|answer|output|print|state|promote|encourage|merge|execute|run)\b",
+    "es": r"\b(?:añade|añada|agrega|agregue|incluye|incluya|escribe|escriba|inserta|inserte|"
+          r"di|diga|dile|dígale|ignora|ignore|olvida|olvide|usa|use|utiliza|traduce|traduzca|"
+          r"sustituye|sustituya|reemplaza|empieza|empiece|comienza|termina|termine|menciona|"
+          r"mencione|revela|revele|recomienda|recomiende|pide|pida|da|dale|dé|responde|"
+          r"responda|no (?:menciones|digas|respondas|incluyas|uses))\b",
+    "fr": r"\b(?:ajoute|ajoutez|inclus|incluez|écris|écrivez|insère|insérez|dis|dites|"
+          r"ignore|ignorez|oublie|oubliez|utilise|utilisez|traduis|traduisez|remplace|"
+          r"remplacez|commence|commencez|termine|terminez|mentionne|mentionnez|révèle|"
+          r"révélez|recommande|recommandez|demande|demandez|donne|donnez|réponds|répondez|"
+          r"ne (?:mentionne|mentionnez|dis|réponds|répondez|n'utilise)\w{0,2})\b|\bn'utilise\b",
+    "pt": r"\b(?:adicione|adiciona|inclua|inclui|escreva|escreve|insira|diga|diz|ignore|"
+          r"ignora|esqueça|esquece|use|usa|utilize|traduza|substitua|comece|termine|mencione|"
+          r"revele|recomende|peça|dê|responda|encaminhe|não (?:mencione|responda|diga|use))\b",
+    "de": r"\b(?:füge|füg|fügen sie|schreib|schreibe|schreiben sie|sag|sage|sagen sie|"
+          r"ignoriere|ignorieren sie|vergiss|vergessen sie|verwende|verwenden sie|benutze|"
+          r"übersetze|übersetzen sie|ersetze|ersetzen sie|beginne|beginnen sie|beende|"
+          r"beenden sie|erwähne|erwähnen sie|nenne|gib|geben sie|empfiehl|frag|nimm|baue|"
+          r"antworte|beantworte|leite|erwähne nicht)\b",
+    "it": r"\b(?:aggiungi|aggiunga|includi|includa|scrivi|scriva|inserisci|inserisca|di'|dì|"
+          r"dica|ignora|ignori|dimentica|dimentichi|usa|usi|utilizza|traduci|traduca|"
+          r"sostituisci|sostituisca|inizia|cominci|termina|termini|menziona|menzioni|rivela|"
+          r"riveli|consiglia|chiedi|chieda|dai|dia|rispondi|risponda|inoltra|"
+          r"non (?:menzionare|rispondere|dire|usare))(?!\w)",
+    "ru": r"(?<!\w)(?:добав|напиш|встав|скаж|игнориру|забуд|использу|перевед|замен|начн|"
+          r"законч|упомян|укаж|включ|раскро|рекоменду|порекоменду|спрос|поставь|отвечай|"
+          r"ответь|перешл|не упомина|не отвеча)\w{0,4}(?!\w)",
+    "zh": r"请|不要|务必|必须|(?:^|[，,：:|])\s{0,2}(?:加|添加|加入|写|插入|告诉|忽略|"
+          r"忘掉|忘记|用|使用|翻译|替换|把|在|提到|透露|推荐|给|总结|回复|回答|以|只)",
+    "ja": r"(?:て|で)ください|しなさい|すること|せよ|しろ|ないでください|てくれ",
+    "ko": r"(?:세요|십시오|하라|해라|마세요|주세요|말고|하시오)",
+    "ar": r"(?<!\w)(?:أضف|اكتب|قل|تجاهل|انس|انسَ|اذكر|ضمّن|ضمن|استخدم|أدرج|ترجم|ابدأ|اختم|"
+          r"استبدل|أخبر|اطلب|امنح|أجب|اكشف|أوصِ|أوص|قيّم|أعد|لا تذكر|لا تجب|أدخل)(?!\w)",
+    "hi": r"(?:करें|कीजिए|दें|दीजिए|लिखें|जोड़ें|बताएँ|बताएं|कहें|डालें|भेजें|बदलें|पूछें|"
+          r"जाएँ|जाएं|आँकें)(?!\S)",
+    "bn": r"(?:করুন|দিন|লিখুন|বলুন|রাখুন|চান|ঢোকান|যান|বদলে দিন|পাঠান|দেখান)(?!\S)",
+    "tr": r"\b(?:ekle|ekleyin|yaz|yazın|söyle|söyleyin|belirt|belirtin|kullan|kullanın|"
+          r"yok say|unut|unutun|başla|başlayın|çevir|çevirin|bitir|bitirin|değiştir|"
+          r"değiştirin|ver|verin|öner|önerin|iste|isteyin|ilet|açıkla|bahsetme|yanıtlama|"
+          r"cevaplama)\b",
+    "vi": r"\b(?:hãy|đừng|thêm|viết|chèn|dịch|bỏ qua|thay|dùng|nói|bảo|kết thúc|bắt đầu|"
+          r"tiết lộ|chỉ dùng|đưa)\b",
+    "id": r"\b(?:tambahkan|tulis|tulislah|sebutkan|abaikan|lupakan|gunakan|sisipkan|"
+          r"terjemahkan|ganti|katakan|berikan|beri|jangan|mulai|akhiri|sertakan|cantumkan|"
+          r"masukkan|rekomendasikan|ungkapkan|teruskan|mintalah|suruh)\b",
+    "th": r"(?:^|\s)(?:ให้|อย่า|เพิ่ม|เขียน|ใส่|บอก|เพิกเฉย|ใช้|แทรก|แปล|แทนที่|ระบุ|เริ่ม|ปิดท้าย|"
+          r"เปิดเผย|แนะนำ|ลืม|ส่งต่อ)",
+    "tl": r"\b(?:idagdag|magdagdag|isulat|sabihin|huwag|gamitin|ilagay|isalin|palitan|"
+          r"banggitin|isama|simulan|tapusin|kalimutan|ibunyag|irekomenda|bigyan|ipasa|hingin|"
+          r"maglagay|i-rate)\b",
+}
+COMMAND = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
+                              for rx in COMMANDS.values()))
+LANGUAGES = tuple(ANCHORS)
+# Every anchor of a language contains one of its keys: a plain substring test (fast) tells
+# which languages' anchor regexes are worth running on a text at all.
+_KEYS: dict[str, str] = {
+    "en": "respon answer repl output code solution implement algorithm summar program "
+          "script elucidation explanation translation assistant chatbot language llm "
+          "instructions rules prompt",
+    "es": "respuesta contestación salida código solución implementación resumen algoritmo "
+          "traducción ia asistente chatbot modelo instrucciones prompt directrices reglas",
+    "fr": "réponse sortie code solution implémentation résumé algorithme traduction ia "
+          "assistant chatbot modèle instructions prompt consignes règles",
+    "pt": "resposta saída código solução implementação resumo algoritmo tradução ia "
+          "assistente chatbot modelo instruções prompt diretrizes regras",
+    "de": "antwort ausgabe code lösung implementierung zusammenfassung algorithmus "
+          "übersetzung ki assistent chatbot sprachmodell anweisungen systemprompt "
+          "richtlinien regeln",
+    "it": "risposta output codice soluzione implementazione riassunto algoritmo traduzione "
+          "ia assistente chatbot modello istruzioni prompt linee regole",
+    "ru": "ответ код решени реализаци резюме алгоритм перевод ии ассистент чат-бот модел "
+          "инструкции промпт правил",
+    "zh": "回答 回复 答案 响应 代码 解决方案 摘要 输出 翻译 ai助手 人工智能 语言模型 指令 系统提示",
+    "ja": "回答 返答 応答 答え コード ソリューション 要約 出力 aiアシスタント 言語モデル 指示 "
+          "システムプロンプト",
+    "ko": "응답 답변 대답 코드 솔루션 요약 출력 어시스턴트 언어 모델 지시 시스템 프롬프트",
+    "ar": "إجابتك ردك ردّك استجابتك جوابك الخاص الخاصة ملخصك كودك حلك مخرجاتك الذكاء ذكاء "
+          "المساعد نموذج التعليمات موجه",
+    "hi": "उत्तर जवाब प्रतिक्रिया कोड समाधान सारांश आउटपुट एआई सहायक मॉडल निर्देश प्रॉम्प्ट",
+    "bn": "উত্তর জবাব প্রতিক্রিয়া কোড সমাধান সারসংক্ষেপ আউটপুট এআই সহকারী মডেল নির্দেশ প্রম্পট",
+    "tr": "yanıt cevab cevap kod çözüm özet çıktı yapay asistan dil modeli talimat istem",
+    "vi": "câu trả lời phản hồi mã giải pháp bản tóm tắt đầu ra bản dịch trợ lý mô hình "
+          "hướng dẫn lời nhắc",
+    "id": "respons jawaban balasan tanggapan kode solusi ringkasan keluaran terjemahan "
+          "asisten model instruksi prompt",
+    "th": "คำตอบ การตอบกลับ โค้ด โซลูชัน บทสรุป ผลลัพธ์ ผู้ช่วย โมเดลภาษา คำสั่ง พรอมต์",
+    "tl": "sagot tugon code solusyon buod output tagubilin",
+}
+_CHECKS = tuple((tuple(unicodedata.normalize("NFKC", key) for key in _KEYS[lang].split()),
+                 re.compile(unicodedata.normalize("NFKC", rx))) for lang, rx in ANCHORS.items())
+
+
+class _Anchor:
+    """`search(text)` like a regex over all languages' anchors, running only the regexes
+    of the languages whose keys occur in `text` (one alternation of them all was slow)."""
+
+    @staticmethod
+    def search(text: str) -> re.Match[str] | None:
+        for keys, regex in _CHECKS:
+            if any(key in text for key in keys):
+                match = regex.search(text)
+                if match:
+                    return match
+        return None
+
+
+# An anchor in any language (the languages' words seldom collide, and a false anchor
+# only lets the model look). "AI" counts only in capitals, on the raw text: "ai" is "who"
+# in Vietnamese and "to the" in Italian.
+ANCHOR = _Anchor()
+AI = re.compile(r"(?<![A-Za-z])(?:AI|IA|KI)(?![A-Za-z])")
+
+# --- which language ---------------------------------------------------------------------
+
+_SCRIPTS = (  # (first code point, last, script, the language when the script says it)
+    (0x0400, 0x04FF, "Cyrl", "ru"), (0x0600, 0x06FF, "Arab", "ar"),
+    (0x0900, 0x097F, "Deva", "hi"), (0x0980, 0x09FF, "Beng", "bn"),
+    (0x0E00, 0x0E7F, "Thai", "th"), (0x3040, 0x30FF, "Kana", "ja"),
+    (0x4E00, 0x9FFF, "Hani", "zh"), (0xAC00, 0xD7AF, "Hang", "ko"),
+    (0x1100, 0x11FF, "Hang", "ko"),
+)
+# Short function words that tell Latin-script languages apart; Vietnamese letters too.
+_LATIN_WORDS = {
+    "en": "the and is are you your to of in that it with for was this have my",
+    "es": "el la los las que de y en es por para con una su tu del muy pero",
+    "fr": "le la les des et est que une pour dans avec pas ce vous ta ton du au",
+    "pt": "o a os as que de e em é um uma para com não do da seu sua você",
+    "de": "der die das und ist nicht ein eine einen zu mit den dem ich du sie auf für "
+          "dein deine deiner deinen nach bei wird",
+    "it": "il la lo gli che di e è un una per con non del della sono tua tuo",
+    "tr": "ve bir bu da de için ile çok ne mi değil olarak ama gibi",
+    "vi": "và của là có không một những cho với được người bạn tôi",
+    "id": "dan yang di ini itu dengan untuk tidak dari ke ada anda saya",
+    "tl": "ang ng mga sa na at ay si ni mo ko hindi para kung",
+}
+_VIETNAMESE = re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]")
+_LATIN_WORD = re.compile(r"[^\W\d_]+")
+
+
+# Format characters (zero-width, bidi controls, soft hyphen, tags): removed before reading.
+_FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u08e2\u180e\u200b-\u200f"
+                     "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+                     "\U000e0001\U000e0020-\U000e007f]")
+_ASCII_LETTER = re.compile("[A-Za-z]")
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+SAMPLE = 2000  # characters read to tell the script
+LATIN_SAMPLE = 600  # and, in Latin script, the language
+
+
+def prepare(text: str) -> str:
+    """Text as the learned layer reads it: NFKC, format characters removed, case folded.
+
+    Unlike the pattern layer's view, look-alike letters are not folded (that would turn
+    Russian into mixed Latin) and combining marks stay (Hindi and Thai vowels are marks).
+    """
+    return _FORMAT.sub("", unicodedata.normalize("NFKC", text)).casefold()
+
+
+def language(text: str) -> str | None:
+    """ISO 639-1 code of the language `text` is written in, else its script, else None."""
+    sample = text[:SAMPLE]
+    if sample.isascii():
+        return _latin_language(prepare(sample)) if _ASCII_LETTER.search(sample) else None
+    latin = len(_ASCII_LETTER.findall(sample))
+    counts = dict.fromkeys((script for _f, _l, script, _lang in _SCRIPTS), 0)
+    for ch in _NON_ASCII.findall(sample):  # few in Latin text, one pass in the others
+        point = ord(ch)
+        for first, last, script, _lang in _SCRIPTS:
+            if first <= point <= last:
+                counts[script] += 1
+                break
+        else:
+            latin += 0x00C0 <= point <= 0x024F or 0x1E00 <= point <= 0x1EFF
+    script = max(counts, key=counts.__getitem__)
+    if counts[script] and counts[script] >= latin:
+        if script == "Hani" and counts["Kana"]:
+            return "ja"
+        return next(lang for _f, _l, name, lang in _SCRIPTS if name == script)
+    return _latin_language(prepare(sample)) if latin else None
+
+
+# Letters that only some Latin-script languages use: each one found is a vote.
+_LETTERS = {"es": "ñ¿¡", "pt": "ãõ", "fr": "èêëœ", "de": "äß", "tr": "ışğ"}
+_ADDRESS = re.compile(r"https?://|www\.|@|\.[a-z]{2,3}(?:/|$)")
+
+
+def _latin_language(text: str) -> str:
+    """The Latin-script language with most function words and own letters in `text`
+    (web and e-mail addresses left out), else "Latn"."""
+    if len(_VIETNAMESE.findall(text)) >= 2:
+        return "vi"
+    text = " ".join(token for token in text[:LATIN_SAMPLE].split()
+                    if not _ADDRESS.search(token))
+    words = Counter(_LATIN_WORD.findall(text))
+    scores = {lang: sum(words[word] for word in vocabulary)
+              + sum(letter in text for letter in _LETTERS.get(lang, ""))
+              for lang, vocabulary in _LATIN_SETS.items()}
+    best = max(scores, key=scores.__getitem__)
+    ties = [lang for lang, score in scores.items() if score == scores[best]]
+    return best if scores[best] >= 1 and len(ties) == 1 else "Latn"
+
+
+_LATIN_SETS = {lang: frozenset(words.split()) for lang, words in _LATIN_WORDS.items()}
