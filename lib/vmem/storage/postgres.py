@@ -25,6 +25,7 @@ import os
 import socket
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -36,9 +37,11 @@ from ..errors import AgentLockedError, StoreError, StoreFormatError
 from ..messages import Hit, Message, Record
 from ..store import from_json, to_json
 from .base import Filter, Ranked, Scope, Tier
+from .postgres_cache import PgSearchCache
 from .postgres_schema import INDEXES, connect, lock_key, safe_url, schema_version
 
 LOCK_WAIT_MS = 1000
+_HIDDEN = "d.invalid_at IS NOT NULL"  # archival rows hidden by default (few; indexed)
 _TABLES: dict[Tier, str] = {"archival": "archival", "recall": "messages"}
 _RECORD_COLUMNS = ("d.id, d.text, d.tags, d.scope, d.session_id, d.turn_id, d.source_url, "
                    "d.created_at, d.source, d.flagged, d.flag_reasons, d.invalid_at, "
@@ -54,6 +57,7 @@ class PostgresBackend:
         self.url = url
         self.where = safe_url(url)
         self.conn = connect(url)
+        self.caches = {tier: PgSearchCache(index) for tier, index in INDEXES.items()}
 
     # --- the store as a whole ---------------------------------------------------------
     def schema_version(self) -> int:
@@ -128,9 +132,18 @@ class PostgresBackend:
     # --- both searchable tiers --------------------------------------------------------
     def search(self, tier: Tier, terms: Sequence[str], where: Filter, limit: int,
                offset: int) -> Ranked:
-        sql, params = _where(where)
+        # The cache serves a snapshot of its own, never a caller's transaction (which may
+        # hold uncommitted writes); PgIndex ranks the rest, identically.
+        own = self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         with self.snapshot():  # rank, load and explain the same state of the database
-            total, scored = INDEXES[tier].search(self.conn, terms, sql, params, limit, offset)
+            visible, params = _where(replace(where, include_invalid=True))
+            found = self.caches[tier].search(
+                self.conn, terms, visible, params,
+                None if where.include_invalid else _HIDDEN, limit, offset) if own else None
+            if found is None:
+                sql, params = _where(where)
+                found = INDEXES[tier].search(self.conn, terms, sql, params, limit, offset)
+            total, scored = found
             if not scored:
                 return Ranked(total)
             ids = tuple(hit.doc for hit in scored)
@@ -318,7 +331,7 @@ def _where(where: Filter) -> tuple[str, list[Any]]:
         clauses.append("d.scope @> %s")
         params.append(Jsonb(dict(where.scope)))
     if not where.include_invalid:
-        clauses.append("d.invalid_at IS NULL")
+        clauses.append(f"NOT ({_HIDDEN})")
     if where.tags:
         clauses.append("d.tags ?| %s" if where.tag_mode == "any" else "d.tags ?& %s")
         params.append(list(where.tags))

@@ -19,7 +19,7 @@ import hashlib
 import psycopg
 
 from ..errors import StoreError, StoreFormatError
-from .postgres_search import STATS_DDL, PgIndex
+from .postgres_search import CHANGES_DDL, STATS_DDL, PgIndex
 
 APPLICATION = "vmem"
 INDEXES = {"archival": PgIndex("archival"), "recall": PgIndex("messages")}
@@ -81,8 +81,12 @@ SCHEMA_V1: tuple[str, ...] = (
     "CREATE TABLE context_state (scope text PRIMARY KEY, state text NOT NULL)",
 )
 
+# Version 2: the change log that keeps each process's search cache true.
+SCHEMA_V2: tuple[str, ...] = (*CHANGES_DDL, *INDEXES["archival"].tracking_ddl(),
+                              *INDEXES["recall"].tracking_ddl())
+
 # MIGRATIONS[v] takes a schema from version v to v + 1 (version 0 = empty).
-MIGRATIONS: tuple[tuple[str, ...], ...] = (SCHEMA_V1,)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (SCHEMA_V1, SCHEMA_V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
