@@ -14,7 +14,7 @@ one audience or job (docs/ARCHITECTURE.md draws them):
                     store < search < storage.topk < storage.sqlite < storage.backends,
                     with the file lock (storage.filelock) and the PostgreSQL backend
                     (storage.postgres_search < postgres_schema, topk < postgres_cache
-                    < postgres) before
+                    < postgres < postgres_pool) before
                     the backends that use them, then tier (what recall and archival
                     share above the backend)
     3  tiers        recall, archival < context < protocols (the seams tools and agent
@@ -50,7 +50,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     "storage.sqlite": (2, 3), "storage.backends": (2, 5), "tier": (2, 6),
     "storage.filelock": (2, 0), "storage.postgres_search": (2, 1),
     "storage.postgres_schema": (2, 2), "storage.postgres_cache": (2, 3),
-    "storage.postgres": (2, 4),
+    "storage.postgres": (2, 4), "storage.postgres_pool": (2, 5),
     # 3 tiers
     "recall": (3, 0), "archival": (3, 0), "context": (3, 1), "protocols": (3, 2),
     # 4 agent

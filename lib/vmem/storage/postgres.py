@@ -53,11 +53,15 @@ _MESSAGE_COLUMNS = ("d.id, d.role, d.content, d.name, d.session_id, d.turn, d.cr
 class PostgresBackend:
     """Records, messages, core blocks, sessions and context state in PostgreSQL."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, conn: psycopg.Connection | None = None,
+                 caches: dict[Tier, PgSearchCache] | None = None) -> None:
+        """Connect to `url`, or use `conn` (prepared by `postgres_schema.prepare`; then
+        `close` leaves it open to its owner, e.g. a pool) and share `caches`."""
         self.url = url
         self.where = safe_url(url)
-        self.conn = connect(url)
-        self.caches = {tier: PgSearchCache(index) for tier, index in INDEXES.items()}
+        self._owned = conn is None
+        self.conn = connect(url) if conn is None else conn
+        self.caches = caches if caches is not None else new_caches()
 
     # --- the store as a whole ---------------------------------------------------------
     def schema_version(self) -> int:
@@ -87,7 +91,8 @@ class PostgresBackend:
                 "Restore it from a backup.") from error
 
     def close(self) -> None:
-        self.conn.close()
+        if self._owned:
+            self.conn.close()
 
     def lock_writer(self, scope: Scope) -> None:
         """Hold the one-writer lock of the agent `scope` until this backend closes, or
@@ -289,6 +294,11 @@ class PostgresBackend:
             self.conn.execute("INSERT INTO context_state (scope, state) VALUES (%s, %s) "
                               "ON CONFLICT (scope) DO UPDATE SET state = excluded.state",
                               (to_json(dict(scope)), json.dumps(state)))
+
+
+def new_caches() -> dict[Tier, PgSearchCache]:
+    """One search cache per tier, for the backends of one process on one database."""
+    return {tier: PgSearchCache(index) for tier, index in INDEXES.items()}
 
 
 def count_sessions(url: str) -> int:

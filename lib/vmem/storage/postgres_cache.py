@@ -20,7 +20,8 @@ process, any machine; those rows all have an xid of at least S1's xmin, so an in
 range finds them). Those documents are dropped from the cache and read again as S2 sees
 them, and the cache then matches S2. Document and token counts are read afresh each
 time. When the log has been pruned past S1 (`vmem_fts_horizon` above S1's xmin), or a
-postings table was truncated, the cache is emptied and refilled in S2. Uncommitted rows
+postings table was truncated, or S2 is older than S1, the cache is emptied and refilled
+in S2. Uncommitted rows
 are never visible to another transaction, so a rolled-back write never reaches a cache.
 
 When it is not used: inside a caller's transaction (its own uncommitted writes would be
@@ -28,7 +29,9 @@ visible there, and it may not be one snapshot) and for queries of more than
 `MAX_PRUNED_TERMS` distinct terms; `PgIndex.search` ranks those, identically.
 
 One cache may serve many connections to the same database (a pool, many threads): a
-lock lets one search use it at a time.
+lock lets one search use it at a time. A search's snapshot is taken by its first
+statement, the refresh, inside the lock, so the snapshots a shared cache moves through
+only grow.
 """
 
 from __future__ import annotations
@@ -89,7 +92,9 @@ class PgSearchCache(PostingsCache):
                 coalesce((SELECT sum(docs) FROM vmem_fts_stats WHERE tier = %(tier)s), 0),
                 coalesce((SELECT sum(tokens) FROM vmem_fts_stats WHERE tier = %(tier)s), 0),
                 coalesce((SELECT xid FROM vmem_fts_horizon WHERE tier = %(tier)s), '0'::xid8)
-                    <= pg_snapshot_xmin(%(since)s::pg_snapshot),
+                    <= pg_snapshot_xmin(%(since)s::pg_snapshot)
+                AND pg_snapshot_xmax(%(since)s::pg_snapshot)
+                    <= pg_snapshot_xmax(pg_current_snapshot()),
                 (SELECT json_agg(json_build_array(c.doc, p.length, p.terms, p.tfs))
                  FROM (SELECT DISTINCT doc FROM vmem_fts_changes WHERE tier = %(tier)s
                        AND xid >= pg_snapshot_xmin(%(since)s::pg_snapshot)

@@ -105,12 +105,17 @@ def connect(url: str) -> psycopg.Connection:
     except psycopg.Error as exc:
         raise StoreError(f"cannot connect to {where}: {exc}".strip()) from exc
     try:
-        conn.execute("SET TIME ZONE 'UTC'")
+        in_utc(conn)
         _ensure_schema(conn, where)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def in_utc(conn: psycopg.Connection) -> None:
+    """Times read back in UTC, as the SQLite backend stores them."""
+    conn.execute("SET TIME ZONE 'UTC'")
 
 
 def safe_url(url: str) -> str:
