@@ -81,8 +81,10 @@ class PgSearchCache(PostingsCache):
                 terms, idf, avgdl) for doc, _ in best]
 
     def _rows(self, conn: psycopg.Connection, where: str, params: Sequence[Any]) -> set[int]:
-        return {row[0] for row in conn.execute(
-            f"SELECT d.id FROM {self.index.docs} AS d WHERE {where}", params)}
+        """The ids of the rows `where` keeps, as one array (one row to read, not many)."""
+        ids = conn.execute(f"SELECT array_agg(d.id) FROM {self.index.docs} AS d WHERE {where}",
+                           params).fetchone()[0]
+        return set(ids or ())
 
     def _refresh(self, conn: psycopg.Connection) -> None:
         """Make the cache match this transaction's snapshot (see the module docstring)."""

@@ -27,6 +27,10 @@ floating point with the query's idf weights, which picks the candidates: the fir
 Python then rescores the candidates with `vmem.bm25.term_score`, adding the terms in
 query order as FTS5 does, and sorts them by score then id, so the page has FTS5's ids,
 order and scores to the last bit, whatever order PostgreSQL summed in.
+
+This is the reference ranking, and the one used inside a caller's transaction; a search
+in a snapshot of its own is served by `vmem.storage.postgres_cache` (same page, far
+fewer rows scored), which reads the change log that `tracking_ddl`'s triggers write.
 """
 
 from __future__ import annotations
