@@ -12,6 +12,7 @@ and is itself proven equal to `BM25Index(idf="fts5")` in test_postgres_ranking.p
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 import psycopg
@@ -50,6 +51,14 @@ def _assert_same(reader: ArchivalStore, reference: ArchivalStore, query: str, **
         assert got.total == want.total
 
 
+def _insert_and_roll_back(store: ArchivalStore, text: str,
+                          inside: Callable[[int], None] = lambda new_id: None) -> None:
+    """Insert `text` in a transaction, call `inside` with its id, then roll it back."""
+    with pytest.raises(RuntimeError), store.backend.transaction():
+        inside(store.insert(text))
+        raise RuntimeError
+
+
 @pytest.fixture
 def stores(postgres_url: str):
     """(reader, writer, reference): three connections to one database."""
@@ -84,9 +93,7 @@ def test_a_rolled_back_insert_never_reaches_the_cache(stores):
     reader, writer, reference = stores
     writer.insert("w3 kept")
     reader.search("w3")
-    with pytest.raises(RuntimeError), writer.backend.transaction():
-        writer.insert("w3 w3 w3 rolled back")
-        raise RuntimeError
+    _insert_and_roll_back(writer, "w3 w3 w3 rolled back")
     assert reader.search("w3").total == 1
     _assert_same(reader, reference, "w3 rolled back")
 
@@ -131,10 +138,11 @@ def test_a_search_in_the_callers_transaction_sees_its_own_writes_only_there(stor
     reader, _, reference = stores
     reader.insert("w7 committed")
     reader.search("w7")
-    with pytest.raises(RuntimeError), reader.backend.transaction():
-        mine = reader.insert("w7 w7 mine, uncommitted")
+
+    def inside(mine: int) -> None:
         assert reader.search("w7").ids[0] == mine
-        raise RuntimeError
+
+    _insert_and_roll_back(reader, "w7 w7 mine, uncommitted", inside)
     assert reader.search("w7").total == 1
     _assert_same(reader, reference, "w7 mine")
 
