@@ -134,6 +134,26 @@ def test_emptied_tables_reload_the_reader(stores):
     _assert_same(reader, reference, "w6 text old")
 
 
+def test_a_reload_cut_short_is_done_again(stores, monkeypatch):
+    reader, writer, reference = stores
+    writer.insert("w8 one")
+    reader.search("w8")
+    cache = reader.backend.caches["archival"]
+    emptied = cache._reset
+
+    def cut_short() -> None:  # as a connection lost just after the cache was emptied
+        emptied()
+        raise RuntimeError("cut short")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cache, "max_postings", -1)  # the next search must reload
+        patch.setattr(cache, "_reset", cut_short)
+        with pytest.raises(RuntimeError, match="cut short"):
+            reader.search("w8")
+    writer.insert("w8 w8 two")
+    _assert_same(reader, reference, "w8 one two")
+
+
 def test_a_search_in_the_callers_transaction_sees_its_own_writes_only_there(stores):
     reader, _, reference = stores
     reader.insert("w7 committed")

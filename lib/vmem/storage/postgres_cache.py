@@ -106,6 +106,7 @@ class PgSearchCache(PostingsCache):
                                      FROM {postings} WHERE doc = c.doc) AS p)""",
             {"tier": tier, "since": self._snapshot}).fetchone()
         if not current or self._size > self.max_postings:
+            self._snapshot = None  # matches nothing until refilled: a failure here reloads
             self._reset()
             ids, lengths = conn.execute(f"SELECT array_agg(id), array_agg(length) FROM {tier} "
                                         "WHERE length IS NOT NULL").fetchone()
