@@ -55,7 +55,7 @@ class PostgresBackend:
 
     def __init__(self, url: str, *, conn: psycopg.Connection | None = None,
                  caches: dict[Tier, PgSearchCache] | None = None) -> None:
-        """Connect to `url`, or use `conn` (prepared by `postgres_schema.prepare`; then
+        """Connect to `url`, or use `conn` (autocommit, in UTC, the schema current; then
         `close` leaves it open to its owner, e.g. a pool) and share `caches`."""
         self.url = url
         self.where = safe_url(url)
