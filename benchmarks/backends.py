@@ -9,9 +9,10 @@ mode with `synchronous=NORMAL` (a commit survives the process, not a power cut).
 
 - **Insert rate**: `ArchivalStore.insert` of every record, all in one transaction.
 - **Query p50/p95**: the 200 questions, one at a time, top 10, right after loading (on
-  SQLite the pruned search's cache fills as questions arrive: its first questions are
-  cold; on PostgreSQL after `VACUUM ANALYZE`, which autovacuum runs on its own soon after
-  a load: planner statistics, and index-only scans of the postings). Every question's
+  both backends the pruned search's per-process cache fills as questions arrive: its
+  first questions are cold; on PostgreSQL after `VACUUM ANALYZE`, which autovacuum runs
+  on its own soon after a load: planner statistics, and index-only scans of the
+  postings, which the cache reads a term at a time). Every question's
   top 10 (ids and scores) must be the same on both backends.
 - **Agents**: N agents in N processes, each doing the agent pattern (one durable insert,
   its own committed transaction, then one search of its own scope) for `--rounds`

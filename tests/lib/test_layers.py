@@ -14,7 +14,8 @@ one audience or job (docs/ARCHITECTURE.md draws them):
     2  storage      the storage protocol (storage.base) and everything that speaks SQL:
                     store < search < storage.topk < storage.sqlite < storage.backends,
                     with the file lock (storage.filelock) and the PostgreSQL backend
-                    (storage.postgres_search < postgres_schema < postgres) before
+                    (storage.postgres_search < postgres_schema, topk < postgres_cache
+                    < postgres < postgres_pool) before
                     the backends that use them, then tier (what recall and archival
                     share above the backend)
     3  tiers        recall, archival < context < protocols (the seams tools and agent
@@ -49,9 +50,10 @@ LAYERS: dict[str, tuple[int, int]] = {
     "outcomes": (1, 1),
     # 2 storage
     "store": (2, 0), "storage.base": (2, 0), "search": (2, 1), "storage.topk": (2, 2),
-    "storage.sqlite": (2, 3), "storage.backends": (2, 4), "tier": (2, 5),
+    "storage.sqlite": (2, 3), "storage.backends": (2, 5), "tier": (2, 6),
     "storage.filelock": (2, 0), "storage.postgres_search": (2, 1),
-    "storage.postgres_schema": (2, 2), "storage.postgres": (2, 3),
+    "storage.postgres_schema": (2, 2), "storage.postgres_cache": (2, 3),
+    "storage.postgres": (2, 4), "storage.postgres_pool": (2, 5),
     # 3 tiers
     "recall": (3, 0), "archival": (3, 0), "context": (3, 1), "protocols": (3, 2),
     # 4 agent

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vmem.bm25 import BM25Index, tokenize
-from vmem.storage.postgres_search import STATS_DDL, PgIndex
+from vmem.storage.postgres_search import CHANGES_DDL, STATS_DDL, PgIndex
 
 VOCAB = [f"w{i}" for i in range(40)] + ["Café", "naïve", "東京", "x2", "İstanbul"]
 ZIPF = [word for i, word in enumerate(VOCAB) for _ in range(max(1, 40 // (i + 1)))]
@@ -30,7 +30,7 @@ def conn(postgres_url: str):
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute("CREATE TABLE docs (id bigint PRIMARY KEY, text text NOT NULL, "
                      "length integer)")
-        for statement in (*INDEX.ddl(), *STATS_DDL):
+        for statement in (*INDEX.ddl(), *STATS_DDL, *CHANGES_DDL, *INDEX.tracking_ddl()):
             conn.execute(statement)
         yield conn
 

@@ -25,6 +25,7 @@ import os
 import socket
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -36,9 +37,11 @@ from ..errors import AgentLockedError, StoreError, StoreFormatError
 from ..messages import Hit, Message, Record
 from ..store import from_json, to_json
 from .base import Filter, Ranked, Scope, Tier, scopes_to_forget
+from .postgres_cache import PgSearchCache
 from .postgres_schema import INDEXES, connect, lock_key, safe_url, schema_version
 
 LOCK_WAIT_MS = 1000
+_HIDDEN = "d.invalid_at IS NOT NULL"  # archival rows hidden by default (few; indexed)
 _TABLES: dict[Tier, str] = {"archival": "archival", "recall": "messages"}
 _RECORD_COLUMNS = ("d.id, d.text, d.tags, d.scope, d.session_id, d.turn_id, d.source_url, "
                    "d.created_at, d.source, d.flagged, d.flag_reasons, d.invalid_at, "
@@ -50,10 +53,15 @@ _MESSAGE_COLUMNS = ("d.id, d.role, d.content, d.name, d.session_id, d.turn, d.cr
 class PostgresBackend:
     """Records, messages, core blocks, sessions and context state in PostgreSQL."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, conn: psycopg.Connection | None = None,
+                 caches: dict[Tier, PgSearchCache] | None = None) -> None:
+        """Connect to `url`, or use `conn` (autocommit, in UTC, the schema current; then
+        `close` leaves it open to its owner, e.g. a pool) and share `caches`."""
         self.url = url
         self.where = safe_url(url)
-        self.conn = connect(url)
+        self._owned = conn is None
+        self.conn = connect(url) if conn is None else conn
+        self.caches = caches if caches is not None else new_caches()
 
     # --- the store as a whole ---------------------------------------------------------
     def schema_version(self) -> int:
@@ -83,7 +91,8 @@ class PostgresBackend:
                 "Restore it from a backup.") from error
 
     def close(self) -> None:
-        self.conn.close()
+        if self._owned:
+            self.conn.close()
 
     def lock_writer(self, scope: Scope) -> None:
         """Hold the one-writer lock of the agent `scope` until this backend closes, or
@@ -128,9 +137,18 @@ class PostgresBackend:
     # --- both searchable tiers --------------------------------------------------------
     def search(self, tier: Tier, terms: Sequence[str], where: Filter, limit: int,
                offset: int) -> Ranked:
-        sql, params = _where(where)
+        # The cache serves a snapshot of its own, never a caller's transaction (which may
+        # hold uncommitted writes); PgIndex ranks the rest, identically.
+        own = self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         with self.snapshot():  # rank, load and explain the same state of the database
-            total, scored = INDEXES[tier].search(self.conn, terms, sql, params, limit, offset)
+            visible, params = _where(replace(where, include_invalid=True))
+            found = self.caches[tier].search(
+                self.conn, terms, visible, params,
+                None if where.include_invalid else _HIDDEN, limit, offset) if own else None
+            if found is None:
+                sql, params = _where(where)
+                found = INDEXES[tier].search(self.conn, terms, sql, params, limit, offset)
+            total, scored = found
             if not scored:
                 return Ranked(total)
             ids = tuple(hit.doc for hit in scored)
@@ -321,6 +339,11 @@ class PostgresBackend:
         return deleted
 
 
+def new_caches() -> dict[Tier, PgSearchCache]:
+    """One search cache per tier, for the backends of one process on one database."""
+    return {tier: PgSearchCache(index) for tier, index in INDEXES.items()}
+
+
 def count_sessions(url: str) -> int:
     """How many sessions (of every scope) the database at `url` holds, read without
     writing to it: 0 when it cannot be reached or is not a vmem store."""
@@ -361,7 +384,7 @@ def _where(where: Filter) -> tuple[str, list[Any]]:
         clauses.append("d.scope @> %s")
         params.append(Jsonb(dict(where.scope)))
     if not where.include_invalid:
-        clauses.append("d.invalid_at IS NULL")
+        clauses.append(f"NOT ({_HIDDEN})")
     if where.tags:
         clauses.append("d.tags ?| %s" if where.tag_mode == "any" else "d.tags ?& %s")
         params.append(list(where.tags))

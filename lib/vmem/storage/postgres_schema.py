@@ -19,7 +19,7 @@ import hashlib
 import psycopg
 
 from ..errors import StoreError, StoreFormatError
-from .postgres_search import STATS_DDL, PgIndex
+from .postgres_search import CHANGES_DDL, STATS_DDL, PgIndex
 
 APPLICATION = "vmem"
 INDEXES = {"archival": PgIndex("archival"), "recall": PgIndex("messages")}
@@ -81,8 +81,12 @@ SCHEMA_V1: tuple[str, ...] = (
     "CREATE TABLE context_state (scope text PRIMARY KEY, state text NOT NULL)",
 )
 
+# Version 2: the change log that keeps each process's search cache true.
+SCHEMA_V2: tuple[str, ...] = (*CHANGES_DDL, *INDEXES["archival"].tracking_ddl(),
+                              *INDEXES["recall"].tracking_ddl())
+
 # MIGRATIONS[v] takes a schema from version v to v + 1 (version 0 = empty).
-MIGRATIONS: tuple[tuple[str, ...], ...] = (SCHEMA_V1,)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (SCHEMA_V1, SCHEMA_V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -101,12 +105,17 @@ def connect(url: str) -> psycopg.Connection:
     except psycopg.Error as exc:
         raise StoreError(f"cannot connect to {where}: {exc}".strip()) from exc
     try:
-        conn.execute("SET TIME ZONE 'UTC'")
+        in_utc(conn)
         _ensure_schema(conn, where)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def in_utc(conn: psycopg.Connection) -> None:
+    """Times read back in UTC, as the SQLite backend stores them."""
+    conn.execute("SET TIME ZONE 'UTC'")
 
 
 def safe_url(url: str) -> str:

@@ -27,6 +27,10 @@ floating point with the query's idf weights, which picks the candidates: the fir
 Python then rescores the candidates with `vmem.bm25.term_score`, adding the terms in
 query order as FTS5 does, and sorts them by score then id, so the page has FTS5's ids,
 order and scores to the last bit, whatever order PostgreSQL summed in.
+
+This is the reference ranking, and the one used inside a caller's transaction; a search
+in a snapshot of its own is served by `vmem.storage.postgres_cache` (same page, far
+fewer rows scored), which reads the change log that `tracking_ddl`'s triggers write.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from ..bm25 import FTS5_B, FTS5_K1, fts5_idf, length_norm, term_score, tokenize
 
 COMPACT_EVERY = 256
 CANDIDATE_MARGIN = 1e-9  # far above the rounding differences of two summation orders
+KEEP_CHANGES = 50_000  # rows of `vmem_fts_changes` kept per tier when it is pruned
 
 STATS_DDL = ("""CREATE TABLE vmem_fts_stats (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -49,6 +54,25 @@ STATS_DDL = ("""CREATE TABLE vmem_fts_stats (
     docs bigint NOT NULL,
     tokens bigint NOT NULL
 )""",)
+
+# Schema version 2: what changed in each index, for the caches of `postgres_cache`.
+CHANGES_DDL = ("""CREATE TABLE vmem_fts_changes (
+    tier text NOT NULL,
+    doc bigint NOT NULL,
+    xid xid8 NOT NULL DEFAULT pg_current_xact_id()
+)""", "CREATE INDEX vmem_fts_changes_xid ON vmem_fts_changes (tier, xid)",
+    "CREATE TABLE vmem_fts_horizon (tier text PRIMARY KEY, xid xid8 NOT NULL)",
+    """CREATE FUNCTION vmem_fts_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO vmem_fts_changes (tier, doc) SELECT DISTINCT TG_ARGV[0], doc FROM changed;
+        RETURN NULL;
+    END $$""", """CREATE FUNCTION vmem_fts_emptied() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN  -- a cache must reload unless this transaction is below its snapshot's xmin
+        INSERT INTO vmem_fts_horizon
+        VALUES (TG_ARGV[0], (pg_current_xact_id()::text::bigint + 1)::text::xid8)
+        ON CONFLICT (tier) DO UPDATE SET xid = greatest(vmem_fts_horizon.xid, excluded.xid);
+        RETURN NULL;
+    END $$""")
 
 
 @dataclass(frozen=True)
@@ -79,6 +103,18 @@ class PgIndex:
             length integer NOT NULL,
             PRIMARY KEY (term, doc) INCLUDE (tf, length)
         )""", f"CREATE INDEX {self.postings}_doc ON {self.postings} (doc)")
+
+    def tracking_ddl(self) -> tuple[str, ...]:
+        """The triggers (schema version 2) that log, in `vmem_fts_changes`, each document
+        whose postings a statement inserts or deletes, however it was written; emptying
+        the table moves `vmem_fts_horizon` instead, so every cache reloads."""
+        return tuple(
+            f"CREATE TRIGGER {self.postings}_{event.lower()} AFTER {event} ON {self.postings} "
+            f"REFERENCING {rows} TABLE AS changed FOR EACH STATEMENT "
+            f"EXECUTE FUNCTION vmem_fts_changed('{self.docs}')"
+            for event, rows in (("INSERT", "NEW"), ("DELETE", "OLD"))) + (
+            f"CREATE TRIGGER {self.postings}_truncate AFTER TRUNCATE ON {self.postings} "
+            f"FOR EACH STATEMENT EXECUTE FUNCTION vmem_fts_emptied('{self.docs}')",)
 
     # --- writing (inside the caller's transaction) ---------------------------------
     def add(self, conn: psycopg.Connection, doc: int, text: str) -> None:
@@ -112,6 +148,20 @@ class PgIndex:
                 INSERT INTO vmem_fts_stats (tier, docs, tokens)
                 SELECT %s, sum(docs), sum(tokens) FROM gone HAVING count(*) > 0""",
                          (self.docs, self.docs))
+            self._prune(conn)
+
+    def _prune(self, conn: psycopg.Connection) -> None:
+        """Keep the newest `KEEP_CHANGES` rows of this tier's change log: delete those
+        below the xid of the oldest kept, and raise the horizon to it. A cache whose
+        snapshot's xmin is at least the horizon saw every deleted row's transaction; any
+        other reloads (`postgres_cache`)."""
+        conn.execute("""WITH cut AS (SELECT xid FROM vmem_fts_changes WHERE tier = %(tier)s
+                                     ORDER BY xid DESC OFFSET %(keep)s LIMIT 1),
+            gone AS (DELETE FROM vmem_fts_changes WHERE tier = %(tier)s
+                     AND xid < (SELECT xid FROM cut))
+            INSERT INTO vmem_fts_horizon SELECT %(tier)s, xid FROM cut
+            ON CONFLICT (tier) DO UPDATE SET xid = greatest(vmem_fts_horizon.xid, excluded.xid)""",
+                     {"tier": self.docs, "keep": KEEP_CHANGES - 1})
 
     # --- reading -------------------------------------------------------------------
     def stats(self, conn: psycopg.Connection, terms: Sequence[str] = ()
