@@ -5,11 +5,13 @@ part so the notebook goes on."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import pytest
 
 from vmem import count_tokens
-from vmem.course.lesson_checks import l02
+from vmem.bm25 import tokenize
+from vmem.course.lesson_checks import l02, l03
 from vmem.course.lesson_checks.common import verdict
 
 
@@ -178,6 +180,137 @@ CHECKS = {
     "evict": (l02.check_evict, l02.evict, EVICT),
     "fold": (l02.check_fold, l02.fold, FOLD),
 }
+# --- notebook 03 wrong answers ------------------------------------------------------
+
+def _norm(doc_len, avgdl, b):
+    return 1 - b + b * doc_len / avgdl
+
+
+TF = {
+    "no length normalisation": lambda tf, n, avgdl, k1=1.2, b=0.75:
+        l03.saturated_tf(tf, n, avgdl, k1, 0.0),
+    "no saturation": lambda tf, n, avgdl, k1=1.2, b=0.75: tf * (k1 + 1) / (1 + k1),
+    "norm upside down": lambda tf, n, avgdl, k1=1.2, b=0.75:
+        tf * (k1 + 1) / (tf + k1 * (1 - b + b * avgdl / n)) if tf else 0.0,
+    "without k1 + 1": lambda tf, n, avgdl, k1=1.2, b=0.75:
+        tf / (tf + k1 * _norm(n, avgdl, b)) if tf else 0.0,
+    "b misplaced": lambda tf, n, avgdl, k1=1.2, b=0.75:
+        tf * (k1 + 1) / (tf + k1 * (1 - b * n / avgdl)) if tf else 0.0,
+    "k1 fixed at 1.2": lambda tf, n, avgdl, k1=1.2, b=0.75: l03.saturated_tf(tf, n, avgdl, 1.2, b),
+    "raw tf": lambda tf, n, avgdl, k1=1.2, b=0.75: float(tf),
+}
+
+IDF = {
+    "lucene without 1 +": lambda n, df, okapi=False: math.log((n - df + 0.5) / (df + 0.5)),
+    "okapi is lucene": lambda n, df, okapi=False: l03.idf(n, df, False),
+    "log10": lambda n, df, okapi=False: l03.idf(n, df, okapi) / math.log(10),
+    "no 0.5 smoothing": lambda n, df, okapi=False:
+        math.log((0 if okapi else 1) + (n - df + 1e-9) / (df + 1e-9)),
+    "N and n swapped": lambda n, df, okapi=False: l03.idf(df, n, okapi) if df <= n else 0.0,
+    "okapi floored at zero": lambda n, df, okapi=False: max(0.0, l03.idf(n, df, okapi)),
+    "N instead of N - n": lambda n, df, okapi=False:
+        math.log((0 if okapi else 1) + (n + 0.5) / (df + 0.5)),
+}
+
+
+def score_distinct_terms(query_terms, doc_terms, *rest, **options):
+    return l03.bm25_score(list(dict.fromkeys(query_terms)), doc_terms, *rest, **options)
+
+
+def score_default_params(query_terms, doc_terms, df, n_docs, avgdl, k1=1.2, b=0.75):
+    return l03.bm25_score(query_terms, doc_terms, df, n_docs, avgdl)
+
+
+def score_okapi(query_terms, doc_terms, df, n_docs, avgdl, k1=1.2, b=0.75):
+    counts = Counter(doc_terms)
+    return sum(l03.idf(n_docs, df[t], True) * l03.saturated_tf(counts[t], len(doc_terms),
+               avgdl, k1, b) for t in query_terms if counts[t])
+
+
+def score_idf_only(query_terms, doc_terms, df, n_docs, avgdl, k1=1.2, b=0.75):
+    return sum(l03.idf(n_docs, df[t]) for t in set(query_terms) if t in doc_terms)
+
+
+def score_avgdl_for_length(query_terms, doc_terms, df, n_docs, avgdl, k1=1.2, b=0.75):
+    counts = Counter(doc_terms)
+    return sum(l03.idf(n_docs, df[t]) * l03.saturated_tf(counts[t], avgdl, avgdl, k1, b)
+               for t in query_terms if counts[t])
+
+
+SCORE = {
+    "a repeated query term counted once": score_distinct_terms,
+    "ignores k1 and b": score_default_params,
+    "Okapi's idf": score_okapi,
+    "idf only": score_idf_only,
+    "every document of average length": score_avgdl_for_length,
+}
+
+
+def search_no_tiebreak(query, docs, k=3):
+    scores, _ = _ranked(query, docs)
+    ranked = sorted(range(len(docs)), key=lambda i: (-scores[i], -i))
+    return [(i, scores[i]) for i in ranked if scores[i] > 0][:k]
+
+
+def search_keeps_zeros(query, docs, k=3):
+    scores, ranked = _ranked(query, docs)
+    return [(i, scores[i]) for i in ranked][:k]
+
+
+def _score_args(query, docs):
+    terms, df, avgdl = l03._stats(docs)
+    return [(tokenize(query), doc, df, len(docs), avgdl) for doc in terms]
+
+
+def _ranked(query, docs):
+    scores = [l03.bm25_score(*args) for args in _score_args(query, docs)]
+    return scores, sorted(range(len(docs)), key=lambda i: (-scores[i], i))
+
+
+SEARCH = {
+    "ties: the later document first": search_no_tiebreak,
+    "worst first": lambda q, docs, k=3: l03.search(q, docs, len(docs))[::-1][:k],
+    "zero scores kept": search_keeps_zeros,
+    "k ignored": lambda q, docs, k=3: l03.search(q, docs, len(docs)),
+    "one too few": lambda q, docs, k=3: l03.search(q, docs, k)[:k - 1],
+    "positions from 1": lambda q, docs, k=3: [(i + 1, s) for i, s in l03.search(q, docs, k)],
+}
+
+
+def archive(**changes):
+    """A TinyArchive class with one method replaced."""
+    return type("Wrong", (l03.TinyArchive,), changes)
+
+
+ARCHIVE = {
+    "ids from 0": archive(insert=lambda self, *record:
+                          len(self.records.append(record) or self.records) - 1),
+    "session and turn swapped": archive(search=lambda self, query, k=3: [
+        l03.cite(i + 1, text, turn, session, source)
+        for i, _ in l03.search(query, [r[0] for r in self.records], k)
+        for text, session, turn, source in [self.records[i]]]),
+    "insertion order, not BM25": archive(search=lambda self, query, k=3: [
+        l03.cite(i + 1, *self.records[i]) for i in sorted(
+            i for i, _ in l03.search(query, [r[0] for r in self.records], k))]),
+    "no citation": archive(search=lambda self, query, k=3: [
+        self.records[i][0] for i, _ in l03.search(query, [r[0] for r in self.records], k)]),
+    "k ignored": archive(search=lambda self, query, k=3: l03.TinyArchive.search(self, query, 99)),
+    "cites the next record": archive(search=lambda self, query, k=3: [
+        l03.cite(i + 2, *self.records[i])
+        for i, _ in l03.search(query, [r[0] for r in self.records], k)]),
+    "source dropped": archive(search=lambda self, query, k=3: [
+        line.replace(f" | {self.records[int(line.split()[1]) - 1][3]}]", "]")
+        for line in l03.TinyArchive.search(self, query, k)]),
+}
+
+CHECKS.update({
+    "tf": (l03.check_tf, l03.saturated_tf, TF),
+    "idf": (l03.check_idf, l03.idf, IDF),
+    "score": (l03.check_score, l03.bm25_score, SCORE),
+    "search": (l03.check_search, l03.search, SEARCH),
+    "archive": (l03.check_archive, l03.TinyArchive, ARCHIVE),
+})
+
 WRONG = [(name, label, wrong) for name, (_, _, mutants) in CHECKS.items()
          for label, wrong in mutants.items()]
 
