@@ -84,3 +84,11 @@ def test_region_lines_counts_what_the_learner_types():
              "    ### END SOLUTION\n"
     assert regions.region_lines(source) == 2
     assert regions.region_lines("x = 1") == 0
+
+
+def test_lesson_lines_counts_the_stubs_and_the_typed_lines():
+    lesson_lines = load_script("lesson_lines")
+    for stem, stubs in CHECKED.items():
+        counted, typed, read = lesson_lines.lines(LESSONS / f"{stem}.ipynb")
+        assert counted == stubs and typed >= 15 and read > typed
+        assert lesson_lines.lines(LEARNER / f"{stem}.ipynb")[:2] == (0, 0)  # stubs only
