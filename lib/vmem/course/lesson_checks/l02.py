@@ -17,6 +17,7 @@ from typing import Any
 from ...eviction import groups
 from ...messages import Message
 from ...summarize import ExtractiveSummarizer
+from ...text import plural
 from ...tokens import count_tokens
 from ..checks.common import calling, fail
 from .common import use
@@ -105,10 +106,9 @@ def _check_tokens(approx_tokens: Callable[[str], int]) -> str:
             got = approx_tokens(text)
         want = count_tokens(text)
         if got != want or not isinstance(got, int):
-            words = len(text.split())
             fail(f"approx_tokens({text!r:.40}) returned {got!r}; vmem.count_tokens gives "
-                 f"{want} ({words} words). Hint: split on any whitespace and round "
-                 "words * 1.3 up (math.ceil), to an int.")
+                 f"{want} ({plural(len(text.split()), 'word')}). Hint: split on any "
+                 "whitespace and round words * 1.3 up (math.ceil), to an int.")
     return f"your approx_tokens agrees with vmem.count_tokens on {len(_TEXTS)} new texts."
 
 
@@ -137,6 +137,9 @@ def _check_render(render_fn: Callable[..., Chat]) -> str:
         if mine[:1] != _pairs(want[:1]):
             fail(f"{shown} starts with {mine[:1]!r:.100}; expected the system message "
                  f"{want[0]['content']!r} (the summary after a blank line, when there is one).")
+        if mine != _pairs(want) and sorted(mine) == sorted(_pairs(want)):
+            fail(f"{shown} kept the right messages in another order; keep them oldest "
+                 "first, as they were said.")
         if mine != _pairs(want):
             kept = len(want) - 1
             fail(f"{shown} kept {len(mine) - 1} messages; expected the newest {kept} "
@@ -165,10 +168,13 @@ def _check_append(append_fn: Callable[..., bool]) -> str:
         if bool(warned) != want:
             fail(f"{shown} returned {warned!r}; expected {want}. Hint: warn only when this "
                  "append carries the queue from at or below 0.7 x max_tokens to above it.")
-        if len(mine) != len(theirs) or mine[len(queue)] != message:
+        if len(mine) != len(theirs):
             what = "the message itself, then the notice" if want else "the message alone"
             fail(f"{shown} left {len(mine)} messages in the queue; expected {len(theirs)}: "
-                 f"{what}.")
+                 f"the old ones, then {what}.")
+        if mine[len(queue)] != message:
+            fail(f"{shown}: the message right after the old queue is {mine[len(queue)]!r:.80}; "
+                 "expected the appended message there (the notice, if any, comes after it).")
         if want and (mine[-1].get("role") != "system"
                      or "pressure" not in str(mine[-1].get("content", "")).lower()):
             fail(f"{shown}: the last message is {mine[-1]!r:.80}; expected a system message "

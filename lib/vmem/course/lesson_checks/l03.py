@@ -194,10 +194,18 @@ def _check_archive(archive_class: Callable[[], Any]) -> str:
         with calling(f"archive.search({query!r}, k={k})"):
             got = archive.search(query, k=k)
         want = reference.search(query, k=k)
-        if list(got) != want:
-            fail(f"archive.search({query!r}, k={k}) returned {list(got)!r:.160}; expected "
-                 f"{want!r:.160}. Hint: rank with your search, then cite each hit as "
-                 "'[record N | session S, turn T | source] text'.")
+        if not isinstance(got, (list, tuple)):
+            fail(f"archive.search({query!r}, k={k}) returned {got!r:.80}; expected a list "
+                 "of cited lines, best first.")
+        got = list(got)
+        if len(got) != len(want):
+            fail(f"archive.search({query!r}, k={k}) returned {len(got)} hits; expected "
+                 f"{len(want)}. Hint: at most k, and none for a record that scores 0.")
+        for rank, (mine, right) in enumerate(zip(got, want, strict=True), 1):
+            if mine != right:
+                fail(f"archive.search({query!r}, k={k}): hit {rank} is {mine!r:.90}; "
+                     f"expected {right!r:.90}. Hint: rank with your search, then cite each "
+                     "hit as '[record N | session S, turn T | source] text'.")
     return "your TinyArchive keeps provenance and returns cited hits in BM25 order."
 
 
