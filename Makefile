@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 LOCOMO := ../shared/data/locomo/locomo10.json
 
-.PHONY: setup lab test lint unit notebooks browser demo chat execute exercises grade release bench eval \
+.PHONY: setup lab test lint unit notebooks browser demo chat execute exercises lessons grade release bench eval \
 	fuzz clean
 
 setup: $(STAMP)
@@ -29,12 +29,12 @@ unit: setup
 	$(BIN)/python -m pytest -q -m "not slow"
 
 notebooks: setup
-	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb)
+	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb) $(wildcard solutions/lessons/*.ipynb)
 
 # ruff, every test (slow ones included), then nbval strict over the committed notebooks.
 test: lint
 	$(BIN)/python -m pytest -q
-	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb)
+	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb) $(wildcard solutions/lessons/*.ipynb)
 
 browser: setup
 	$(BIN)/python -m pytest -q -m browser tests/viz/browser
@@ -45,11 +45,16 @@ demo: setup
 chat: setup
 	$(BIN)/python -m vmem chat
 
+# the complete lessons and the solutions, in place; `make lessons` runs the learner versions
 execute: setup
-	$(BIN)/python scripts/execute_notebooks.py notebooks/*.ipynb solutions/*.ipynb
+	$(BIN)/python scripts/execute_notebooks.py solutions/lessons/*.ipynb solutions/*.ipynb
 
 exercises: setup
 	$(BIN)/python scripts/make_exercises.py
+
+# notebooks/ from solutions/lessons/: the learner's parts stubbed, each run for its outputs
+lessons: setup
+	$(BIN)/python scripts/make_lessons.py
 
 grade: setup
 	$(BIN)/python -m vmem grade exercises

@@ -19,7 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Paths (relative to the repository root) a student copy must not contain.
-WITHHELD = ("solutions/", "tests/course/test_grading.py", "tests/course/test_exercises.py")
+WITHHELD = ("solutions/", "tests/course/test_grading.py", "tests/course/test_exercises.py",
+            "tests/course/test_lessons.py")
 
 
 def release_files(root: Path = ROOT) -> list[str]:

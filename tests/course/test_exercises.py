@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import nbformat
@@ -22,15 +23,17 @@ pytestmark = pytest.mark.skipif(not SOLUTIONS.is_dir(),
                                 reason="a student release has no solutions/ to generate from")
 
 
-def _load_generator():
-    spec = importlib.util.spec_from_file_location("make_exercises",
-                                                  ROOT / "scripts" / "make_exercises.py")
+def load_script(name: str):
+    """Import scripts/<name>.py (the scripts import each other, so scripts/ goes on the path)."""
+    if str(ROOT / "scripts") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-make_exercises = _load_generator()
+make_exercises, regions = load_script("make_exercises"), load_script("regions")
 
 
 def test_committed_exercises_match_a_fresh_generation(tmp_path):
@@ -105,12 +108,12 @@ def test_invert_check_stubs_fail_every_check_and_nothing_else(name, tmp_path):
 ])
 def test_malformed_regions_are_refused(source, problem):
     with pytest.raises(ValueError, match=problem):
-        make_exercises.stub_source(source)
+        regions.stub_source(source)
 
 
 def test_a_region_becomes_a_stub_with_its_hint_at_the_same_indentation():
     source = ("def f(x):\n    \"\"\"Doc.\"\"\"\n    ### BEGIN SOLUTION\n"
               "    # Hint: double it.\n    return 2 * x\n    ### END SOLUTION\n\nf")
-    assert make_exercises.stub_source(source) == (
+    assert regions.stub_source(source) == (
         "def f(x):\n    \"\"\"Doc.\"\"\"\n    # YOUR CODE HERE\n"
         "    raise NotImplementedError('double it.')\n\nf")

@@ -331,15 +331,15 @@ def test_quiz_01_answers() -> None:
 
 
 def test_quiz_02_answers() -> None:
-    from vmem import CoreMemory, MainContext, Message, StepClock
+    from vmem import CoreMemory, MainContext, Message, StepClock, count_tokens
+    from vmem.course.lesson_checks import l02
     from vmem.errors import CoreMemoryError
 
-    code = notebook_code("02_main_context", "02-05", "02-07")
-    tiny = code["TinyContext"]("You are kind.", max_tokens=12)
-    for text in ("one two three", "four five six", "seven"):
-        tiny.append(text)
-    assert (tiny.messages, len(tiny.evicted)) == (["seven"], 2)
-    assert right("02_main_context", 1) == "`['seven']` and `2`"
+    code = notebook_code("02_main_context", "02-07")
+    queue = [{"role": "user", "content": text} for text in ("a b c", "d e f", "g h i j", "k")]
+    assert [count_tokens(message["content"]) for message in queue] == [4, 4, 6, 2]
+    assert len(l02.evict(queue, 6)) == 3 and len(queue) == 1  # vmem's evict_oldest
+    assert right("02_main_context", 1) == "`3`: only the newest stays"
 
     core = CoreMemory.default(clock=StepClock(), limit=50)
     core.append("human", "Name: Ada. Lives in Lisbon.")

@@ -682,3 +682,51 @@ def test_the_pure_functions_are_tested_without_ipywidgets() -> None:
     summary = result.stdout.strip().splitlines()[-1]
     assert f"{marked} skipped" in summary and " passed" in summary, summary
     assert summary.count("failed") == 0
+
+
+def lesson_bm25(query: str, texts: list[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
+    """A correct BM25 made of notebook 03's parts (vmem's fallbacks), as `scorer=` takes it."""
+    from vmem.course.lesson_checks import l03
+
+    terms, df, avgdl = l03._stats(texts)
+    return [l03.bm25_score(tokenize(query), doc, df, len(texts), avgdl, k1, b) for doc in terms]
+
+
+@needs_widgets
+def test_a_learner_scorer_that_is_right_ranks_like_the_index_at_every_k1_and_b(store) -> None:
+    explorer = viz.RetrievalExplorer(store, query="apple banana kiwi", top_k=4,
+                                     scorer=lesson_bm25)
+    for k1, b in ((1.2, 0.75), (0.0, 0.0), (3.0, 1.0), (0.5, 0.3)):
+        explorer.k1.value, explorer.b.value = k1, b
+        theirs = viz.retrieval_view(explorer.index, explorer.records, "apple banana kiwi",
+                                    k1=k1, b=b, top_k=4)
+        mine = explorer.view()
+        assert [hit.record_id for hit in mine.bm25] == [hit.record_id for hit in theirs.bm25]
+        assert all(math.isclose(a.score, b.score) for a, b in zip(mine.bm25, theirs.bm25,
+                                                                   strict=True))
+
+
+@needs_widgets
+def test_the_scorer_ranks_the_bm25_column_and_gets_the_sliders(store) -> None:
+    seen = []
+
+    def backwards(query, texts, k1=1.2, b=0.75):  # a wrong BM25: the last record wins
+        seen.append((k1, b))
+        return [float(position + 1) for position in range(len(texts))]
+
+    explorer = viz.RetrievalExplorer(store, query="apple", top_k=2, scorer=backwards)
+    explorer.k1.value = 2.0
+    view = explorer.view()
+    assert [(hit.record_id, hit.score) for hit in view.bm25] == [(4, 4.0), (3, 3.0)]
+    assert seen[-1] == (2.0, 0.75)
+
+
+def test_a_scorer_s_zero_scores_are_left_out_and_a_wrong_length_is_refused(store) -> None:
+    records = tuple(store.records())
+    index = viz.build_index(records)
+    view = viz.retrieval_view(index, records, "kiwi", k1=1.2, b=0.75, top_k=4,
+                              scorer=lambda q, texts, k1, b: [0.0, 0.0, 1.0, 0.0])
+    assert [hit.record_id for hit in view.bm25] == [3]
+    with pytest.raises(ValueError, match="one score per text"):
+        viz.retrieval_view(index, records, "kiwi", k1=1.2, b=0.75, top_k=4,
+                           scorer=lambda q, texts, k1, b: [1.0])

@@ -13,7 +13,7 @@ The widget wires a query box and the top_k, k1 and b sliders to them.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -116,20 +116,41 @@ def overlap_ranking(query: str, records: Sequence[Record], top_k: int) -> list[O
     return hits[:top_k]
 
 
+Scorer = Callable[..., Sequence[float]]  # (query, texts, k1=, b=) -> one score per text
+
+
+def scored_ranking(scorer: Scorer, records: Sequence[Record], query: str, *, k1: float,
+                   b: float, top_k: int) -> list[tuple[int, float]]:
+    """The `top_k` (record id, score) pairs by `scorer`'s scores, best first, ties in
+    record order, records scoring 0 left out (as `BM25Index.search` ranks)."""
+    scores = [float(score) for score in scorer(query, [r.text for r in records], k1=k1, b=b)]
+    if len(scores) != len(records):
+        raise ValueError(f"the scorer returned {len(scores)} scores for {len(records)} "
+                         "records: it must return one score per text, in order")
+    ranked = sorted(range(len(records)), key=lambda i: (-scores[i], i))
+    return [(records[i].id, scores[i]) for i in ranked if scores[i] > 0][:top_k]
+
+
 def retrieval_view(index: BM25Index, records: Sequence[Record], query: str, *,
                    k1: float, b: float, top_k: int,
-                   relevant: frozenset[int] = frozenset()) -> RetrievalView:
+                   relevant: frozenset[int] = frozenset(),
+                   scorer: Scorer | None = None) -> RetrievalView:
     """BM25 under `k1` and `b` beside the overlap baseline, `top_k` hits each.
 
     `index` must index `records` (see `build_index`); it is not changed: scoring runs on a
-    shallow copy that shares its postings and takes its own k1 and b.
+    shallow copy that shares its postings and takes its own k1 and b. With a `scorer`
+    (a learner's BM25, say) the BM25 column is ranked and scored by it instead; the
+    per-term tables still come from `index`, so a scorer that disagrees with BM25 shows
+    its scores beside terms whose shares do not add up to them.
     """
     tuned = copy.copy(index)
     tuned.k1, tuned.b = k1, b
     terms = tuple(dict.fromkeys(tokenize(query)))
     text = {record.id: record.text for record in records}
     hits = []
-    for record_id, score in tuned.search(query, k=top_k):
+    ranking = tuned.search(query, k=top_k) if scorer is None else scored_ranking(
+        scorer, records, query, k1=k1, b=b, top_k=top_k)
+    for record_id, score in ranking:
         explained = tuned.explain(query, record_id)
         rows: dict[str, TermExplanation] = {}
         for part in explained.terms:  # a repeated word counts twice
@@ -242,13 +263,16 @@ class RetrievalExplorer(Box):
     Controls: `.query` (a text box), `.top_k`, `.k1` and `.b` (sliders) and `.reset` (a
     button back to k1 = 1.2, b = 0.75). The records are read once, when the explorer is
     built, and indexed with the pure-Python `BM25Index` (`.index`, over `.records`).
+    `scorer=` ranks the BM25 column with another BM25, such as the one notebook 03's
+    learner writes: `scorer(query, texts, k1=..., b=...)` returns one score per text.
     `.view()` is the `RetrievalView` on screen.
     """
 
     def __init__(self, store: Any, *, query: str = "", top_k: int = 5, k1: float = 1.2,
-                 b: float = 0.75, relevant: frozenset[int] | set[int] = frozenset()) -> None:
+                 b: float = 0.75, relevant: frozenset[int] | set[int] = frozenset(),
+                 scorer: Scorer | None = None) -> None:
         require_widgets("RetrievalExplorer")
-        self.relevant = frozenset(relevant)
+        self.relevant, self.scorer = frozenset(relevant), scorer
         self.records = tuple(store.records())
         self.index = build_index(self.records)
         most = max(1, min(20, len(self.records)))
@@ -274,7 +298,8 @@ class RetrievalExplorer(Box):
     def view(self) -> RetrievalView:
         """The rankings for the controls' current values."""
         return retrieval_view(self.index, self.records, self.query.value, k1=self.k1.value,
-                              b=self.b.value, top_k=self.top_k.value, relevant=self.relevant)
+                              b=self.b.value, top_k=self.top_k.value, relevant=self.relevant,
+                              scorer=self.scorer)
 
     def _draw(self, change: Any = None) -> None:
         self.output.value = retrieval_html(self.view())
