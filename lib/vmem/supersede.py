@@ -178,7 +178,7 @@ def compare(new_text: str, old_text: str, people: Collection[str] = ()) -> Super
     alone surely means a full name when exactly one of them starts with it.
     """
     new_claims = claims(new_text)
-    old_claims = claims(old_text)
+    old_claims = claims(old_text) + _named_values(new_claims, old_text)
     pairs = [(new, old) for old in old_claims for new in new_claims if supersedes(new, old)]
     superseded = tuple(dict.fromkeys(old for _, old in pairs))
     if not superseded:
@@ -259,6 +259,24 @@ def _full_name(subject: str | None, before: str) -> str | None:
 
 def _is_name(word: str) -> bool:
     return word[0].isupper() and word.lower() not in _NOT_NAMES
+
+
+def _named_values(new_claims: tuple[Claim, ...], old_text: str) -> tuple[Claim, ...]:
+    """Claims the rules could not read in `old_text` but a new claim names: "Ivo Berg
+    switched from being a chemist" supersedes "Ivo Berg is a chemist at the lab" when the
+    old text mentions that full name (or its speaker is the subject) and the old value."""
+    words = re.findall(r"[a-z][\w'-]*", old_text.lower())
+    joined = " ".join(words)
+    speaker = _SPEAKER.match(old_text)
+    found = []
+    for claim in new_claims:
+        if claim.previous is None or f" {claim.previous} " not in f" {joined} ":
+            continue
+        about = (" " in claim.subject and f" {claim.subject} " in f" {joined} ") or (
+            speaker is not None and speaker["name"].lower() == claim.subject)
+        if about:
+            found.append(Claim(claim.subject, claim.attribute, claim.previous))
+    return tuple(found)
 
 
 def _surely_same(one: str, other: str, people: Collection[str]) -> bool:

@@ -63,7 +63,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     "course.checks.ex01": (5, 1), "course.checks.ex02": (5, 1), "course.checks.ex03": (5, 1),
     "course.checks.ex04": (5, 1), "course.checks.ex05": (5, 1), "course.demo": (5, 1),
     "course.checks.ex06": (5, 1), "course.checks.ex07": (5, 1),
-    "course.checks.ex08": (5, 1),
+    "course.checks.ex08": (5, 1), "course.checks.lesson07": (5, 1),
     "eval.synthetic": (5, 1), "eval.runner": (5, 1), "eval.paraphrase": (5, 2),
     "course.grading": (5, 2), "course.chat": (5, 2), "eval.budget": (5, 2),
     "grading": (5, 3), "eval.cli": (5, 3),

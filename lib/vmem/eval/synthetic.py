@@ -334,14 +334,16 @@ POLICIES = ("none", "oracle", "detector")
 with `vmem.supersede`'s rules (`ArchivalStore.retire_superseded` after every insert)."""
 
 
-def stale_answers(data: SyntheticData, policy: str = "none") -> dict[str, float]:
+def stale_answers(data: SyntheticData, policy: str = "none", *,
+                  detector: Callable[[str, str], bool] | None = None) -> dict[str, float]:
     """How often archival search answers a changed fact with the outdated statement.
 
     Every fact statement is inserted into a fresh `ArchivalStore` in conversation order, as
     "<speaker>: <text>" (who said it is part of the note). Then the `policy` (`POLICIES`)
     retires statements: "none" keeps everything, "oracle" invalidates the old statement
     (`superseded_by` the new one) when the change is heard, as a careful agent would with
-    perfect knowledge, and "detector" lets the rules of `vmem.supersede` decide. Each
+    perfect knowledge, and "detector" lets the rules of `vmem.supersede` decide, or
+    `detector(new_text, old_text)` when given (called on every older valid record). Each
     change's "current" question is searched (top 10, invalidated records included: a hit
     on one stands for its successor, which its cited line names), and the first hit that
     states the fact (old or new value) decides. Hits about other facts are skipped: they
@@ -366,8 +368,13 @@ def stale_answers(data: SyntheticData, policy: str = "none") -> dict[str, float]
         record_of[fact.dia_id] = record_id
         if policy == "oracle" and fact.dia_id in replaced:
             store.invalidate(record_of[replaced[fact.dia_id]], superseded_by=record_id)
-        elif policy == "detector":
+        elif policy == "detector" and detector is None:
             store.retire_superseded(record_id)
+        elif policy == "detector":
+            new_text = store.get(record_id).text
+            for older in store.records():
+                if older.id < record_id and detector(new_text, older.text):
+                    store.invalidate(older.id, superseded_by=record_id)
     records = {record.id: record for record in store.records(include_invalid=True)}
     counts = {"stale": 0, "current": 0, "missed": 0}
     for change in data.changes:
