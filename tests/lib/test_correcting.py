@@ -193,14 +193,18 @@ def test_a_quarantined_insert_retires_nothing(parts, clock):
     assert result.outcome.retired == () and parts[2].get(1).is_valid
 
 
-def test_core_insert_and_rethink(tools, parts):
+@pytest.mark.parametrize("insert, rethink", [
+    (("core_memory_insert", "content", "line"), ("core_memory_rethink", "new_content")),
+    (("memory_insert", "new_string", "insert_line"), ("memory_rethink", "new_memory")),  # Letta
+])
+def test_core_insert_and_rethink_under_both_names(tools, parts, insert, rethink):
     core = parts[0].core
     core.rethink("human", "Name: Ana\nCity: Lisbon")
-    result = tools.call("core_memory_insert", {"label": "human", "content": "Job: nurse",
-                                               "line": 1})
+    (name, text, line), (other, new_text) = insert, rethink
+    result = tools.call(name, {"label": "human", text: "Job: nurse", line: 1})
     assert result.ok and core.get("human").value == "Name: Ana\nJob: nurse\nCity: Lisbon"
     assert "Inserted a line into core block 'human'" in result.content
-    result = tools.call("core_memory_rethink", {"label": "human", "new_content": "Name: Ana"})
+    result = tools.call(other, {"label": "human", new_text: "Name: Ana"})
     assert result.ok and core.get("human").value == "Name: Ana"
     assert "Rewrote core block 'human'" in result.content
 
@@ -222,14 +226,7 @@ def test_core_insert_and_rethink_fail_usefully_and_change_nothing(tools, parts, 
     assert parts[0].core.to_dict(history=True) == before
 
 
-def test_lettas_names_are_accepted_but_not_offered_twice(tools, parts):
-    core = parts[0].core
-    core.rethink("human", "Name: Ana")
-    inserted = tools.call("memory_insert", {"label": "human", "new_string": "City: Porto",
-                                            "insert_line": 0})
-    assert inserted.ok and core.get("human").value == "City: Porto\nName: Ana"
-    rethought = tools.call("memory_rethink", {"label": "human", "new_memory": "Name: Ana B."})
-    assert rethought.ok and core.get("human").value == "Name: Ana B."
+def test_lettas_names_take_lettas_arguments_and_are_not_offered_twice(tools):
     wrong = tools.call("memory_rethink", {"label": "human", "new_string": "x"})
     assert not wrong.ok and wrong.error == "bad_arguments"
     offered = [schema["function"]["name"] for schema in tools.schemas()]
