@@ -10,19 +10,25 @@ older text a newer one supersedes:
   claim can also name the value it replaces ("moved from Lisbon to Porto", "stopped
   working as a nurse"). Past tense ("lived in", "used to work as", "was a") states
   nothing current, so it makes no claim.
-- **The subject** is the nearest person mentioned before the claim: a name, "the user",
+- **The subject** is the nearest person mentioned before the value: a name, "the user",
   or I/we/my, meaning the speaker (a leading "Maya: " names the speaker; without one,
-  "user"). An unnamed person ("our neighbour, who is a nurse") makes no claim.
+  "user"); "Leeds is where Tove Xu lives" names it after. A first name alone means the
+  full name the same text used before it. An unnamed person ("our neighbour, who is a
+  nurse") makes no claim.
 - **Supersession.** A new claim supersedes an old one when the subject and attribute
-  match (one name's words within the other's: "Hana" is "Hana Chen") and either the new
-  claim names the old value or the two values share no word ("senior nurse" does not
-  replace "nurse": that may be the same job).
+  match (one name's words within the other's: "Hana" may be "Hana Chen") and either the
+  new claim names the old value or the two values share no word ("senior nurse" does not
+  replace "nurse": that may be the same job). A new claim that names the old value also
+  supersedes an older text the rules cannot read, when that text mentions the same full
+  name and that value ("Ivo Berg is a chemist at the lab").
 
-`compare(new_text, old_text)` returns a `Supersession`: the old text's claims that are
-superseded and those that still stand. `complete` (every claim superseded) is what the
-offline policy invalidates on; a partial one is a conflict to show the model. The rules
-are small on purpose: notebook 07 measures where they fail, with the generator's
-ground truth as the upper bound.
+`compare(new_text, old_text, people)` returns a `Supersession`: the old text's claims
+that are superseded, those that still stand, and whether the subjects are surely the same
+person (equal, or a first name that only one of the known full names `people` starts
+with). `complete` (every claim superseded, surely the same person) is what the offline
+policy invalidates on; anything less is a conflict to show the model. The rules are small
+on purpose: notebook 07 measures where they fail, with the generator's ground truth as
+the upper bound.
 """
 
 from __future__ import annotations
