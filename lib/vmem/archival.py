@@ -11,22 +11,48 @@ one file, so term statistics can leak between users: keep one file per user wher
 matters. A store bound to a scope (`ArchivalStore(..., scope={"user_id": "ana"})`, as
 `Memory` builds it) inserts, counts, lists, gets, searches, deletes and invalidates only
 within that scope.
+
+Facts change. `supersede` stores a correction and invalidates the record it replaces in
+one transaction; `conflicts` finds the older records a new one may replace (searched by
+the people it is about, read by the rules of `vmem.supersede`), and `retire_superseded`
+invalidates those it replaces entirely: the offline policy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
+from .bm25 import tokenize
 from .clock import Clock, utc_now
 from .errors import InputTooLargeError, StoreError
 from .messages import SOURCES, Page, Record
 from .storage.backends import Target, open_backend
 from .storage.base import Filter, Scope
-from .store import MAX_RECORD_CHARS, MAX_TAG_CHARS, MAX_TAGS, check_paging, check_size
+from .store import (
+    MAX_PAGE_SIZE,
+    MAX_RECORD_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    check_paging,
+    check_size,
+)
+from .supersede import Supersession, compare, full_names, subject_words
 from .tier import check_period, search_page, within
 
 TAG_MODES = ("any", "all")
+CANDIDATES = 2 * MAX_PAGE_SIZE
+"""How many older records about the same people `conflicts` reads, best ranked first."""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """An older `record` that a new one may replace, and what it replaces of it: all of
+    it (`supersession.complete`: safe to invalidate) or some claims (ask the model)."""
+
+    record: Record
+    supersession: Supersession
 
 
 class ArchivalStore:
@@ -88,6 +114,75 @@ class ArchivalStore:
                 self.get(superseded_by, scope=scope)
             self.backend.invalidate_record(record_id, self.clock(), superseded_by)
         return self.get(record_id, scope=scope)
+
+    # --- correcting (issue 15: supersession) ------------------------------------------
+    def supersede(self, record_id: int, text: str, *, tags: Iterable[str] | str | None = None,
+                  session_id: int | None = None, turn_id: int | None = None,
+                  scope: Scope | None = None, source: str = "agent") -> int:
+        """Store `text` as the record that replaces `record_id` and invalidate the old one
+        (`superseded_by` the new id), in one transaction; return the new id.
+
+        The new record keeps the old one's scope, and its tags unless `tags` is given.
+        When a valid record in that scope already says exactly `text` (the model saved
+        the new fact, then was told it replaces an older one), that record is linked
+        instead of storing the text twice.
+        """
+        with self.backend.transaction():
+            old = self.get(record_id, scope=scope)
+            if not old.is_valid:
+                successor = (f", superseded by record {old.superseded_by}: correct that one "
+                             "instead" if old.superseded_by else "")
+                raise StoreError(f"record {record_id} was already invalidated at "
+                                 f"{old.invalid_at.isoformat()}{successor}")
+            if isinstance(text, str) and text.strip() == old.text.strip():
+                raise StoreError(f"the correction is the same text as record {record_id}; "
+                                 "write the fact as it is now")
+            new_id = self._twin(text, old) or self.insert(
+                text, tags=old.tags if tags is None else tags, session_id=session_id,
+                turn_id=turn_id, scope=old.scope, source=source)
+            self.backend.invalidate_record(record_id, self.clock(), new_id)
+        return new_id
+
+    def conflicts(self, record_id: int, *, scope: Scope | None = None) -> list[Conflict]:
+        """The valid older records that record `record_id` supersedes, in whole or in
+        part, oldest first: searched by the people it makes claims about (in its own
+        scope, `CANDIDATES` at most), then read by `vmem.supersede.compare`."""
+        new = self.get(record_id, scope=scope)
+        terms = tokenize(" ".join(subject_words(new.text)))
+        if not terms:
+            return []
+        where = Filter(scope=new.scope, include_invalid=False)
+        older: list[Record] = []
+        for offset in range(0, CANDIDATES, MAX_PAGE_SIZE):
+            ranked = self.backend.search("archival", terms, where, MAX_PAGE_SIZE, offset)
+            older += [hit.record for hit in ranked.hits if hit.record.id < record_id]
+            if offset + MAX_PAGE_SIZE >= ranked.total:
+                break
+        people = {name for record in (new, *older) for name in full_names(record.text)}
+        found = [Conflict(record, change) for record in older
+                 if (change := compare(new.text, record.text, people)) is not None]
+        return sorted(found, key=lambda conflict: conflict.record.id)
+
+    def retire_superseded(self, record_id: int, *, scope: Scope | None = None
+                          ) -> list[Conflict]:
+        """The offline policy: invalidate every older record that record `record_id`
+        supersedes entirely (`superseded_by` it), in one transaction. Returns all its
+        conflicts; the partial ones (`supersession.complete` False) are left valid."""
+        with self.backend.transaction():
+            found = self.conflicts(record_id, scope=scope)
+            for conflict in found:
+                if conflict.supersession.complete:
+                    self.backend.invalidate_record(conflict.record.id, self.clock(), record_id)
+        return found
+
+    def _twin(self, text: str, old: Record) -> int | None:
+        """A valid record in `old`'s scope that says exactly `text`, other than `old`."""
+        if not isinstance(text, str) or not tokenize(text):
+            return None
+        ranked = self.backend.search("archival", tokenize(text)[:64], Filter(
+            scope=old.scope, include_invalid=False), 10, 0)
+        return next((hit.record.id for hit in ranked.hits
+                     if hit.record.text == text and hit.record.id != old.id), None)
 
     # --- reading ---------------------------------------------------------------------
     def get(self, record_id: int, *, scope: Scope | None = None) -> Record:

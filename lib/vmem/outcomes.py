@@ -1,7 +1,8 @@
 """What a tool call did, as data; and the one place that data becomes the model's text.
 
 A tool call ends in one `Outcome`: `Edited` (a core block changed), `Saved` (an archival
-record was created, with the guard's verdict), `Found` (a page of search hits, each a
+record was created, with the guard's verdict and the older records it may replace),
+`Updated` (a correction superseded a record), `Found` (a page of search hits, each a
 `ShownHit` carrying its `Hit` and the guard's verdict), `Sent` (the reply to the user) or
 `Failed` (an error kind and what to do instead). `ToolResult` adds the tool's name, the
 time and whether the call asked for a heartbeat.
@@ -99,12 +100,13 @@ class Edited:
     """A core memory block was changed: which one, how, and its size afterwards."""
 
     label: str
-    action: Literal["append", "replace"]
+    action: Literal["append", "replace", "insert", "rethink"]
     chars: int
     limit: int
 
     def render(self) -> str:
-        verb = "Appended to" if self.action == "append" else "Replaced text in"
+        verb = {"append": "Appended to", "replace": "Replaced text in",
+                "insert": "Inserted a line into", "rethink": "Rewrote"}[self.action]
         return (f"{verb} core block {self.label!r}; it now holds {self.chars} of "
                 f"{self.limit} characters.")
 
@@ -118,6 +120,10 @@ class Saved:
     session_id: int | None
     turn: int | None
     verdict: Verdict = TRUSTED
+    conflicts: tuple[Record, ...] = ()
+    """Older records it may replace (the supersession detector's candidates), still valid."""
+    retired: tuple[int, ...] = ()
+    """Older records it replaced entirely, invalidated by the offline policy."""
 
     def render(self) -> str:
         text = (f"Saved as archival record {self.record_id} (session {_known(self.session_id)}"
@@ -126,7 +132,35 @@ class Saved:
             text += (" The guard flagged it as directive-shaped ("
                      + "; ".join(self.verdict.reasons)
                      + "): it is stored quarantined and will be shown as untrusted data.")
+        if self.retired:
+            ids = ", ".join(f"[record {n}]" for n in self.retired)
+            text += f" It replaces {ids}, now invalidated (superseded by this record)."
+        if self.conflicts:
+            lines = "\n".join(record.cite() for record in self.conflicts)
+            text += ("\nIt may change what these older records say:\n"
+                     + wrap_untrusted(lines, source="archival memory")
+                     + "\nIf it replaces one, call archival_memory_update with that record_id "
+                     "and this content (this record is linked, not stored twice).")
         return text
+
+
+@dataclass(frozen=True)
+class Updated:
+    """A correction: record `old_id` is invalidated, superseded by `record_id` (a new
+    record, or an identical one already stored when `linked`)."""
+
+    old_id: int
+    record_id: int
+    session_id: int | None
+    turn: int | None
+    linked: bool = False
+
+    def render(self) -> str:
+        where = (f"the identical record {self.record_id} already stored" if self.linked else
+                 f"new record {self.record_id} (session {_known(self.session_id)}, turn "
+                 f"{_known(self.turn)})")
+        return (f"Record {self.old_id} is invalidated (kept for history, hidden from search) "
+                f"and superseded by {where}. Cite the fact as [record {self.record_id}].")
 
 
 @dataclass(frozen=True)
@@ -166,7 +200,7 @@ class Failed:
         return self.reason
 
 
-Outcome = Edited | Saved | Found | Sent | Failed
+Outcome = Edited | Saved | Updated | Found | Sent | Failed
 
 
 @dataclass(frozen=True)
@@ -201,8 +235,8 @@ class ToolResult:
 
     @property
     def record_id(self) -> int | None:
-        """The id a successful insert created."""
-        return self.outcome.record_id if isinstance(self.outcome, Saved) else None
+        """The id a successful insert or update stored (or linked)."""
+        return self.outcome.record_id if isinstance(self.outcome, (Saved, Updated)) else None
 
     @property
     def page(self) -> Page | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+from .archival import Conflict
 from .clock import Clock
 from .context import Event
 from .core import CoreMemory
@@ -74,7 +75,27 @@ class AgentRecall(RecallSearch, Protocol):
 
 
 class Archive(Protocol):
-    """What `archival_memory_insert` and `archival_memory_search` need of archival storage."""
+    """What the archival tools (insert, update, search) need of archival storage."""
+
+    def __len__(self) -> int:
+        """How many records the store holds (invalidated ones included)."""
+        ...
+
+    def supersede(self, record_id: int, text: str, *, session_id: int | None = ...,
+                  turn_id: int | None = ..., scope: dict[str, str] | None = ...) -> int:
+        """Store `text` replacing record `record_id` (invalidated) in one transaction;
+        return the new (or linked identical) record's id."""
+        ...
+
+    def conflicts(self, record_id: int, *, scope: dict[str, str] | None = ...
+                  ) -> list[Conflict]:
+        """The valid older records that record `record_id` supersedes, in whole or part."""
+        ...
+
+    def retire_superseded(self, record_id: int, *, scope: dict[str, str] | None = ...
+                          ) -> list[Conflict]:
+        """Invalidate the older records `record_id` supersedes entirely; all conflicts."""
+        ...
 
     def insert(self, text: str, *, tags: Iterable[str] = ..., session_id: int | None = ...,
                turn_id: int | None = ..., scope: dict[str, str] | None = ...,

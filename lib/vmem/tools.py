@@ -1,7 +1,9 @@
 """The memory tools a model calls: MemGPT's page-in / page-out system calls.
 
-`MemoryTools` exposes the canonical surface (core memory edits, archival insert and search,
-conversation search, `send_message`). `schemas()` describes it in the Chat Completions tool
+`MemoryTools` exposes the canonical surface (core memory edits, archival insert, update and
+search, conversation search, `send_message`); `call()` also accepts Letta's names for the
+core edits (`ALIASES`: `memory_insert`, `memory_rethink`, with Letta's argument names),
+which the schemas do not list twice. `schemas()` describes it in the Chat Completions tool
 format, generated from the method signatures and docstrings below (`vmem.signatures`), so
 the description a model reads and the code that runs can never drift apart.
 `call(name, arguments)` is the dispatcher the agent loop uses: whatever a model sends
@@ -12,7 +14,10 @@ A `ToolResult` is data (`vmem.outcomes`): ok or failed with an error kind, the r
 and verdict of an insert, the hits of a search with the guard's verdict on each. Its text,
 the tool message the model reads, is rendered from that data. Everything paged in by a
 search is wrapped as untrusted data with its provenance, and everything written is scanned
-by the guard first.
+by the guard first. An archival insert also reports the older records it may replace
+(`ArchivalStore.conflicts`, the rules of `vmem.supersede`), so the model can correct them
+with `archival_memory_update`; with `supersede="retire"` the tools invalidate the records
+it replaces entirely themselves (the offline policy).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from .clock import Clock
 from .errors import GuardRefusal, ToolArgumentError, VMemError
 from .guard import Guard
 from .messages import Page
-from .outcomes import Edited, Failed, Found, Outcome, Saved, Sent, ToolResult, judged
+from .outcomes import Edited, Failed, Found, Outcome, Saved, Sent, ToolResult, Updated, judged
 from .protocols import Archive, RecallSearch, ToolContext
 from .signatures import (
     HEARTBEAT,
@@ -43,18 +48,27 @@ from .signatures import (
     usage,
 )
 
-__all__ = ["HEARTBEAT", "MAX_ARGUMENTS_CHARS", "MAX_PAGE", "MAX_STRING_CHARS", "PAGE_SIZE",
-           "TOOL_NAMES", "MemoryTools", "ToolResult"]
+__all__ = ["ALIASES", "HEARTBEAT", "MAX_ARGUMENTS_CHARS", "MAX_PAGE", "MAX_STRING_CHARS",
+           "PAGE_SIZE", "TOOL_NAMES", "MemoryTools", "ToolResult"]
 
 TOOL_NAMES: tuple[str, ...] = (
     "core_memory_append",
     "core_memory_replace",
+    "core_memory_insert",
+    "core_memory_rethink",
     "archival_memory_insert",
+    "archival_memory_update",
     "archival_memory_search",
     "conversation_search",
     "send_message",
 )
 """The canonical tool surface, in the order the schemas list it."""
+
+ALIASES: dict[str, tuple[str, dict[str, str]]] = {
+    "memory_insert": ("core_memory_insert", {"new_string": "content", "insert_line": "line"}),
+    "memory_rethink": ("core_memory_rethink", {"new_memory": "new_content"}),
+}
+"""Letta's tool names that `call()` accepts: name -> (our tool, {Letta's argument: ours})."""
 
 PAGE_SIZE = 5
 """Hits per search page."""
@@ -73,6 +87,8 @@ class MemoryTools:
     `session_id` and `turn` stamp archival inserts with where they came from; the agent sets
     them each turn, and when they are None the newest user message in the context is used.
     `scope` (e.g. `{"user_id": "ana"}`) binds every insert and search to one user or agent.
+    `supersede` says what an archival insert does with the older records it replaces:
+    "ask" shows them to the model, "retire" invalidates those it replaces entirely.
     """
 
     def __init__(
@@ -83,6 +99,7 @@ class MemoryTools:
         guard: Guard | None = None,
         clock: Clock | None = None,
         scope: dict[str, str] | None = None,
+        supersede: Literal["ask", "retire"] = "ask",
     ) -> None:
         self.context = context
         self.recall = recall
@@ -90,6 +107,9 @@ class MemoryTools:
         self.guard = guard if guard is not None else Guard()
         self.clock = clock or context.clock
         self.scope = dict(scope) if scope else None
+        if supersede not in ("ask", "retire"):
+            raise ValueError(f"supersede must be 'ask' or 'retire', got {supersede!r}")
+        self.supersede = supersede
         self.session_id: int | None = None
         self.turn: int | None = None
         self._schemas = [schema(name, getattr(self, name)) for name in TOOL_NAMES]
@@ -127,6 +147,35 @@ class MemoryTools:
         self.context.core.replace(label, old_content, new_content)
         return self._ok("core_memory_replace", self._edited(label, "replace"))
 
+    def core_memory_insert(self, label: str, content: str, line: int = -1) -> ToolResult:
+        """Insert a line into a core memory block at a given position.
+
+        Use it to add a pinned fact where it belongs in the block (e.g. under a heading).
+
+        Args:
+            label: The block to edit, e.g. "human" or "persona".
+            content: The line to insert, short and self-contained.
+            line: Where it goes: 0 before the first line, N after line N, -1 at the end.
+        """
+        _check_nonblank(content, "content")
+        self._refuse_flagged(content)
+        self.context.core.insert(label, content, line)
+        return self._ok("core_memory_insert", self._edited(label, "insert"))
+
+    def core_memory_rethink(self, label: str, new_content: str) -> ToolResult:
+        """Rewrite a whole core memory block: reorganise, condense or correct it at once.
+
+        Use it when many lines changed or the block is getting full; send the full text.
+
+        Args:
+            label: The block to rewrite, e.g. "human" or "persona".
+            new_content: The block's complete new text (what it should hold from now on).
+        """
+        _check_nonblank(new_content, "new_content")
+        self._refuse_flagged(new_content)
+        self.context.core.rethink(label, new_content)
+        return self._ok("core_memory_rethink", self._edited(label, "rethink"))
+
     def archival_memory_insert(self, content: str, tags: list[str] | None = None) -> ToolResult:
         """Save a fact to archival memory, the unbounded long-term store outside your prompt.
 
@@ -145,7 +194,40 @@ class MemoryTools:
             content, tags=tuple(tags or ()), session_id=session_id, turn_id=turn,
             scope=self.scope, source="agent", flagged=verdict.flagged,
             flag_reasons=tuple(verdict.reasons))
-        return self._ok("archival_memory_insert", Saved(record_id, session_id, turn, verdict))
+        if verdict.flagged:  # a quarantined text must not retire, nor be offered as a fix
+            return self._ok("archival_memory_insert", Saved(record_id, session_id, turn,
+                                                            verdict))
+        if self.supersede == "retire":
+            found = self.archival.retire_superseded(record_id, scope=self.scope)
+        else:
+            found = self.archival.conflicts(record_id, scope=self.scope)
+        retired = tuple(c.record.id for c in found if self.supersede == "retire"
+                        and c.supersession.complete)
+        shown = tuple(c.record for c in found if c.record.id not in retired)
+        return self._ok("archival_memory_insert", Saved(record_id, session_id, turn, verdict,
+                                                        shown, retired))
+
+    def archival_memory_update(self, record_id: int, content: str, reason: str) -> ToolResult:
+        """Correct an archival record: store the fact as it is now, retiring the old one.
+
+        Use it when a saved fact has changed or was wrong ("moved to Porto" after "lives in
+        Lisbon"). The old record is kept for history but hidden from search.
+
+        Args:
+            record_id: The id of the record to correct, as cited: [record N].
+            content: The corrected fact, self-contained, as it is true now.
+            reason: Why it changed, briefly, e.g. "the user moved in March".
+        """
+        _check_nonblank(content, "content")
+        _check_nonblank(reason, "reason")
+        self._refuse_flagged(content, "a correction replaces a stored fact")
+        session_id, turn = self._provenance()
+        before = len(self.archival)
+        new_id = self.archival.supersede(record_id, content, session_id=session_id,
+                                         turn_id=turn, scope=self.scope)
+        linked = len(self.archival) == before
+        return self._ok("archival_memory_update",
+                        Updated(record_id, new_id, session_id, turn, linked))
 
     def archival_memory_search(
         self,
@@ -234,12 +316,16 @@ class MemoryTools:
                                 "unknown_tool")
         shown = quoted(name)
         try:
-            if name not in TOOL_NAMES:
+            tool, renamed = ALIASES.get(name, (name, {}))
+            if tool not in TOOL_NAMES:
                 return self.failure(shown, f"there is no tool named {json.dumps(shown)}. "
                                     f"Use one of: {', '.join(TOOL_NAMES)}.", "unknown_tool")
             parsed = parse_arguments(arguments)
             if isinstance(parsed, str):
                 return self.failure(name, parsed, "invalid_json")
+            if renamed:
+                parsed = {renamed.get(key, key): value for key, value in parsed.items()}
+                name = tool  # answered as our own tool, whose argument names it now uses
             method = getattr(self, name)
             problems, kwargs, heartbeat = bind(name, method, parsed)
             if problems:
@@ -270,17 +356,19 @@ class MemoryTools:
         hits = tuple(judged(hit, self.guard) for hit in found.hits)
         return self._ok(name, Found(found, source, hits))
 
-    def _refuse_flagged(self, text: str) -> None:
+    def _refuse_flagged(self, text: str,
+                        why: str = "core memory is part of your prompt") -> None:
         _check_text(text, "content")
         verdict = self.guard.scan(text)
         if verdict.flagged:
             raise GuardRefusal(
                 f"the text looks like an instruction aimed at a model ("
-                f"{'; '.join(verdict.reasons)}), and core memory is part of your prompt, so it "
-                "was not written. Store what the user said as a fact instead, e.g. with "
-                "archival_memory_insert, or rephrase it as a description.")
+                f"{'; '.join(verdict.reasons)}), and {why}, so it was not written. Store "
+                "what the user said as a fact instead, e.g. with archival_memory_insert, "
+                "or rephrase it as a description.")
 
-    def _edited(self, label: str, action: Literal["append", "replace"]) -> Edited:
+    def _edited(self, label: str,
+                action: Literal["append", "replace", "insert", "rethink"]) -> Edited:
         block = self.context.core.get(label)
         return Edited(label, action, len(block.value), block.limit)
 
@@ -302,6 +390,14 @@ def _check_text(value: str, key: str) -> None:
     problem = text_problem(value, key)
     if problem:
         raise ToolArgumentError(problem)
+
+
+def _check_nonblank(value: str, key: str) -> None:
+    """Refuse empty or whitespace-only text where a tool needs something to write."""
+    _check_text(value, key)
+    if not value.strip():
+        raise ToolArgumentError(f"{key} is empty: write the text to store (the call "
+                                "changed nothing).")
 
 
 def _check_page(page: int) -> None:

@@ -101,11 +101,11 @@ def test_budget_moves_the_flush_and_a_budget_too_small_is_a_clear_error(capsys):
         return next((index for index, turn in enumerate(turns_of(output))
                      if any("! flush" in line for line in turn)), None)
 
-    default, smaller = flush_turn(run("demo")[1]), flush_turn(run("demo", "--budget", "1600")[1])
+    default, smaller = flush_turn(run("demo")[1]), flush_turn(run("demo", "--budget", "2000")[1])
     assert smaller is not None and default is not None and smaller < default
-    status, larger = run("demo", "--budget", "4000")
+    status, larger = run("demo", "--budget", "4400")
     assert status == 0 and flush_turn(larger) is None
-    assert "(no flush: 4000 tokens still had room; try a smaller --budget)" in larger
+    assert "(no flush: 4400 tokens still had room; try a smaller --budget)" in larger
     assert run("demo", "--budget", "1000")[0] == 2
     assert "over the budget of 1000" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:

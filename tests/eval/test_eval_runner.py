@@ -91,7 +91,8 @@ def test_cli_synthetic_table_reports_stale_answers():
     assert main(["synthetic", "--seed", "1", "--tokens", "20000", "--k", "5",
                  "--budgets", "1000,4000"], out=out) == 0
     text = out.getvalue()
-    assert "stale/plain" in text and "stale/invalidated" in text
+    assert all(f"stale/{name}" in text for name in ("plain", "oracle", "detector"))
+    assert "false_invalidations" in text
     assert "budget/fifo" in text and "static" in text
 
 

@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+from vmem.archival import ArchivalStore
+from vmem.eval.paraphrase import paraphrased
 from vmem.eval.synthetic import generate, stale_answers
 from vmem.tokens import ApproxCounter
 
@@ -82,13 +84,57 @@ def test_injections_are_directive_shaped_and_marked():
 
 def test_invalidation_removes_stale_answers():
     data = generate(0, 100_000)
-    plain = stale_answers(data, invalidate=False)
-    careful = stale_answers(data, invalidate=True)
+    plain = stale_answers(data, "none")
+    careful = stale_answers(data, "oracle")
     assert careful["stale"] == 0.0
     assert plain["stale"] > 0.0
     assert careful["current"] >= plain["current"]
     for result in (plain, careful):
-        assert sum(result.values()) == pytest.approx(100.0, abs=0.2)
+        assert result["stale"] + result["current"] + result["missed"] == pytest.approx(
+            100.0, abs=0.2)
+        assert result["false_invalidations"] == 0.0  # the oracle retires only changed facts
+    with pytest.raises(ValueError, match="policy must be one of"):
+        stale_answers(data, "sometimes")
+
+
+# Issue 15's targets at 100k tokens: stale <= 10%, false invalidations <= 2%, current >= 85%.
+@pytest.mark.parametrize("seed, reworded", [(0, False), (1, False), (0, True), (3, True)])
+def test_the_detector_meets_the_targets_without_the_ground_truth(seed, reworded):
+    data = generate(seed, 100_000)
+    data = paraphrased(data, seed) if reworded else data
+    plain, detector = stale_answers(data, "none"), stale_answers(data, "detector")
+    assert plain["stale"] > 20.0  # there is a problem to solve
+    assert detector["stale"] <= 10.0 and detector["false_invalidations"] <= 2.0
+    assert detector["current"] >= 85.0
+
+
+def test_false_invalidations_count_the_unchanged_facts_a_policy_hid(monkeypatch):
+    data = generate(0, 30_000)
+
+    def retire_everything_older(store, record_id, **_):  # a detector that always fires
+        for record in store.records():
+            if record.id < record_id:
+                store.invalidate(record.id, superseded_by=record_id)
+        return []
+
+    monkeypatch.setattr(ArchivalStore, "retire_superseded", retire_everything_older)
+    result = stale_answers(data, "detector")
+    assert result["false_invalidations"] > 90.0
+
+
+def test_paraphrases_keep_the_ground_truth_and_change_the_wording():
+    data = generate(0, 30_000)
+    reworded = paraphrased(data, 0)
+    before = {m.meta["dia_id"]: m.content for m in data.conversation.messages()}
+    after = {m.meta["dia_id"]: m.content for m in reworded.conversation.messages()}
+    facts = {fact.dia_id for fact in data.facts}
+    assert reworded.facts == data.facts and reworded.changes == data.changes
+    assert all(before[d] == after[d] for d in before if d not in facts)
+    assert all(before[d] != after[d] for d in facts)
+    for fact in reworded.facts:
+        assert fact.value in after[fact.dia_id]
+    assert before == {m.meta["dia_id"]: m.content for m in generate(0, 30_000)
+                      .conversation.messages()}  # the original is left as it was
 
 
 def test_a_million_tokens_in_seconds():

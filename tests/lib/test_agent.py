@@ -469,6 +469,18 @@ class FakeArchive:
     def search(self, query, **filters) -> Page:
         return _page(query, self.records, lambda record: record.text)
 
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def supersede(self, record_id, text, **fields) -> int:
+        return self.insert(text, **{"session_id": None, "turn_id": None, "flagged": False,
+                                    **fields})
+
+    def conflicts(self, record_id, **filters) -> list:
+        return []
+
+    retire_superseded = conflicts
+
 
 class FakeMemory:
     def __init__(self, clock) -> None:

@@ -9,7 +9,8 @@ one audience or job (docs/ARCHITECTURE.md draws them):
     0  values       errors, clock, text, tokens, the guard's pattern data, languages and
                     decoders; then messages and the guard's learned model
                     (and the evaluation's own error)
-    1  parts        core, bm25, summarize, guard, eviction, prompt, signatures: one idea
+    1  parts        core, bm25, summarize, guard, eviction, prompt, signatures, supersede:
+                    one idea
                     each, on the values; then outcomes (a tool call's result as data)
     2  storage      the storage protocol (storage.base) and everything that speaks SQL:
                     store < search < storage.topk < storage.sqlite < storage.backends,
@@ -46,7 +47,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     "messages": (0, 1), "eval.errors": (0, 1),
     # 1 parts
     "core": (1, 0), "bm25": (1, 0), "summarize": (1, 0), "guard": (1, 0),
-    "eviction": (1, 0), "prompt": (1, 0), "signatures": (1, 0),
+    "eviction": (1, 0), "prompt": (1, 0), "signatures": (1, 0), "supersede": (1, 0),
     "outcomes": (1, 1),
     # 2 storage
     "store": (2, 0), "storage.base": (2, 0), "search": (2, 1), "storage.topk": (2, 2),
@@ -67,10 +68,11 @@ LAYERS: dict[str, tuple[int, int]] = {
     "course.checks.ex01": (5, 1), "course.checks.ex02": (5, 1), "course.checks.ex03": (5, 1),
     "course.checks.ex04": (5, 1), "course.checks.ex05": (5, 1), "course.demo": (5, 1),
     "course.checks.ex06": (5, 1), "course.checks.ex07": (5, 1),
-    "course.checks.ex08": (5, 1), "course.lesson_checks.common": (5, 1),
+    "course.checks.ex08": (5, 1), "course.checks.lesson07": (5, 1),
+    "course.lesson_checks.common": (5, 1),
     "course.lesson_checks.l02": (5, 2), "course.lesson_checks.l03": (5, 2),
     "eval.synthetic": (5, 1), "eval.runner": (5, 1), "eval.guard_sets": (5, 0),
-    "eval.guard": (5, 1), "eval.guard_train": (5, 1),
+    "eval.guard": (5, 1), "eval.guard_train": (5, 1), "eval.paraphrase": (5, 2),
     "course.grading": (5, 2), "course.chat": (5, 2), "eval.budget": (5, 2),
     "grading": (5, 3), "eval.cli": (5, 3),
     "__main__": (5, 9),

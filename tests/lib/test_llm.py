@@ -51,8 +51,9 @@ def test_tool_calls_then_a_final_message_then_an_error(memory):
     first, second, third = server.requests
     assert first["model"] == "fake-model" and first["tool_choice"] == "auto"
     assert [tool["function"]["name"] for tool in first["tools"]] == [
-        "core_memory_append", "core_memory_replace", "archival_memory_insert",
-        "archival_memory_search", "conversation_search", "send_message"]
+        "core_memory_append", "core_memory_replace", "core_memory_insert", "core_memory_rethink",
+        "archival_memory_insert", "archival_memory_update", "archival_memory_search",
+        "conversation_search", "send_message"]
     assert [m["role"] for m in first["messages"]] == ["system", "user", "system"]
     sent = second["messages"]
     assert sent[2]["tool_calls"][0]["id"] == "call_a"

@@ -26,7 +26,14 @@ EXPECTED = {
     "core_memory_append": ({"label": "string", "content": "string"}, ["label", "content"]),
     "core_memory_replace": ({"label": "string", "old_content": "string",
                              "new_content": "string"}, ["label", "old_content", "new_content"]),
+    # issue 15: correcting memory
+    "core_memory_insert": ({"label": "string", "content": "string", "line": "integer"},
+                           ["label", "content"]),
+    "core_memory_rethink": ({"label": "string", "new_content": "string"},
+                            ["label", "new_content"]),
     "archival_memory_insert": ({"content": "string", "tags": "array"}, ["content"]),
+    "archival_memory_update": ({"record_id": "integer", "content": "string", "reason": "string"},
+                               ["record_id", "content", "reason"]),
     "archival_memory_search": ({"query": "string", "page": "integer", "tags": "array",
                                 "start_date": "string", "end_date": "string"}, ["query"]),
     "conversation_search": ({"query": "string", "page": "integer", "roles": "array",
@@ -101,9 +108,10 @@ def test_every_schema_and_parameter_has_a_description_that_says_when_to_use_it(t
         for name, spec in function["parameters"]["properties"].items():
             assert len(spec["description"]) > 10, (function["name"], name)
         assert "Args:" not in function["description"]
-    roles = tools.schemas()[4]["function"]["parameters"]["properties"]["roles"]
+    by_name = {schema["function"]["name"]: schema["function"] for schema in tools.schemas()}
+    roles = by_name["conversation_search"]["parameters"]["properties"]["roles"]
     assert roles["items"] == {"type": "string", "enum": ["user", "assistant"]}
-    assert tools.schemas()[2]["function"]["parameters"]["properties"]["tags"]["items"] == \
+    assert by_name["archival_memory_insert"]["parameters"]["properties"]["tags"]["items"] == \
         {"type": "string"}
 
 
@@ -114,11 +122,14 @@ def test_schemas_are_copies(tools):
 
 def test_a_call_built_from_the_schema_alone_is_accepted(tools):
     samples = {"string": "cat", "integer": 0, "boolean": True, "array": ["user"]}
-    fixed = {"label": "human", "start_date": "2024-01-01", "end_date": "2024-12-31"}
+    fixed = {"label": "human", "start_date": "2024-01-01", "end_date": "2024-12-31",
+             "record_id": 1}  # archival_memory_insert, listed before the update, made it
     for schema in tools.schemas():
         function = schema["function"]
         arguments = {name: fixed.get(name, samples[spec["type"]])
                      for name, spec in function["parameters"]["properties"].items()}
+        if function["name"] == "archival_memory_update":
+            arguments["content"] = "dog"  # a correction must say something new
         result = tools.call(function["name"], json.dumps(arguments))
         assert result.ok, result.content
 

@@ -2,9 +2,12 @@
 
 Each example is a batch of calls against fresh stores: tool names (real and random), JSON
 fragments, nested objects, huge and unicode strings, control characters, numbers where
-strings belong. After every call: a `ToolResult` came back (nothing raised), no failure was
-an unforeseen exception, core memory is within its limits, a failed call changed nothing,
-and archival storage holds exactly the successful inserts, each readable in full.
+strings belong; the correcting tools (update, insert, rethink) and Letta's aliases too.
+After every call: a `ToolResult` came back (nothing raised), no failure was an unforeseen
+exception, core memory is within its limits, a failed call changed nothing (core memory
+and every archival record, its validity included), and archival storage holds exactly the
+records the successful inserts and updates stored, each readable in full; an update
+invalidated the record it corrected, superseded by the one it names.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from vmem.clock import StepClock
 from vmem.context import MainContext
 from vmem.core import CoreMemory
 from vmem.recall import RecallStore
-from vmem.tools import TOOL_NAMES, MemoryTools, ToolResult
+from vmem.tools import ALIASES, TOOL_NAMES, MemoryTools, ToolResult
 
 BATCH = 10
 PARAMETERS = ("label", "content", "old_content", "new_content", "tags", "query", "page",
-              "roles", "start_date", "end_date", "message", "request_heartbeat")
+              "roles", "start_date", "end_date", "message", "request_heartbeat", "line",
+              "record_id", "reason", "new_string", "insert_line", "new_memory")
 
 words = st.sampled_from(["human", "persona", "Name: Ana", "Ana", "cat", "Lisbon", "user",
                          "assistant", "2024-01-01", "2024-01-01T09:00:00Z", "", " ",
@@ -48,7 +52,8 @@ fragments = st.builds(lambda text, start, stop: text[start:stop], encoded,
                       st.integers(0, 20), st.integers(-20, 200))
 arguments = st.one_of(objects, encoded, fragments, values, st.text(max_size=30),
                       st.binary(max_size=30), st.just("[" * 50_000))
-names = st.one_of(st.sampled_from(TOOL_NAMES), st.text(max_size=30), st.none(), st.integers(),
+names = st.one_of(st.sampled_from(TOOL_NAMES + tuple(ALIASES)), st.text(max_size=30), st.none(),
+                  st.integers(),
                   st.sampled_from(["Send_Message", "core_memory"]))
 dates = st.one_of(st.none(), st.sampled_from(["2024-01-01", "2023-12-31T23:00:00Z",
                                               "2024-01-01 09:00", "2024-01-01T10:00:00+01:00"]),
@@ -60,6 +65,8 @@ LIKELY = {  # a value of the right shape, usually; `values` (anything at all) ot
     "label": words, "page": st.integers(-1, 3), "tags": st.none() | st.lists(plain, max_size=4),
     "roles": st.lists(st.sampled_from(["user", "assistant", "tool", "User"]), max_size=3),
     "start_date": dates, "end_date": dates, "request_heartbeat": st.booleans(),
+    "record_id": st.integers(-1, 6), "line": st.integers(-3, 4),
+    "insert_line": st.integers(-3, 4),
 }
 
 
@@ -67,8 +74,11 @@ LIKELY = {  # a value of the right shape, usually; `values` (anything at all) ot
 def shaped_call(draw: st.DrawFn) -> tuple[str, object]:
     """A call to a real tool with mostly well-formed arguments, so the success paths and
     the stores are exercised too, not only argument checking."""
-    name = draw(st.sampled_from(TOOL_NAMES))
-    wanted = [*inspect.signature(getattr(MemoryTools, name)).parameters][1:]
+    name = draw(st.sampled_from(TOOL_NAMES + tuple(ALIASES)))
+    tool, renamed = ALIASES.get(name, (name, {}))
+    ours = {value: key for key, value in renamed.items()}
+    wanted = [ours.get(key, key) for key in
+              [*inspect.signature(getattr(MemoryTools, tool)).parameters][1:]]
     if name != "send_message":
         wanted.append("request_heartbeat")
     args = {}
@@ -98,7 +108,7 @@ def run_batch(batch: list[tuple[object, object]]) -> None:
     inserted = []
     for name, args in batch:
         core_before = core.to_dict(history=True)
-        records_before = len(archival)
+        records_before = archival.records(include_invalid=True)
         result = tools.call(name, args)
         made["calls"] += 1
         assert isinstance(result, ToolResult)
@@ -107,17 +117,22 @@ def run_batch(batch: list[tuple[object, object]]) -> None:
         assert result.error != "internal", result.content
         assert all(block.chars <= block.limit for block in core)
         assert len(recall) == 0  # tools never write recall; the agent loop does
-        if result.ok and name == "archival_memory_insert":
-            inserted.append(result.record_id)
-            assert len(archival) == records_before + 1
+        sent = args if isinstance(args, dict) else None if not result.ok else json.loads(args)
+        if result.ok and name in ("archival_memory_insert", "archival_memory_update"):
             stored = archival.get(result.record_id).text
-            sent = args if isinstance(args, dict) else json.loads(args)
             assert stored == sent["content"]
+            if result.record_id not in inserted:
+                inserted.append(result.record_id)
+            assert len(archival) == len(inserted)
         else:
-            assert len(archival) == records_before
+            assert len(archival) == len(records_before)
+        if result.ok and name == "archival_memory_update":
+            assert archival.get(sent["record_id"]).superseded_by == result.record_id
+            assert not archival.get(sent["record_id"]).is_valid
         if not result.ok:
             assert result.error and len(result.content) > len("[failed | x] ") + 20
             assert core.to_dict(history=True) == core_before
+            assert archival.records(include_invalid=True) == records_before
     assert [record.id for record in archival.records(include_invalid=True)] == inserted
 
 

@@ -412,7 +412,7 @@ def test_a_query_without_words_ranks_nothing_and_says_what_to_do(store) -> None:
 
 # -- TraceViewer: the pure functions ---------------------------------------------------
 
-def run_turn(actions, max_tokens: int = 2000, max_steps: int = 10, history: int = 0):
+def run_turn(actions, max_tokens: int = 2400, max_steps: int = 10, history: int = 0):
     memory = Memory.open(":memory:", clock=StepClock(), max_tokens=max_tokens)
     memory.archival.insert("The user's sister Ana lives in Porto.")
     agent = Agent(memory, ScriptedPolicy([("send_message", {"message": "ok"})] * history

@@ -1,14 +1,17 @@
 """`python -m vmem eval ...`: evidence recall and evidence in budget, as tables or JSON.
 
     eval locomo --data PATH [--k 1,5,10,25,50] [--budgets 1000,...] [--json]
-    eval synthetic [--seed N] [--tokens N] [--k ...] [--budgets ...] [--json]
+    eval synthetic [--seed N] [--tokens N] [--paraphrased] [--k ...] [--budgets ...] [--json]
     eval guard --data PATH/poisoning [--locomo PATH/locomo10.json]   (vmem.eval.guard)
 
 The JSON object has the shape `{name: {category or "overall": {metric: percent}}}`:
 recall configurations are named by retrieval unit and ranker (`dialog/bm25+speaker`),
 evidence-in-budget rows by `budget/fifo` and `budget/virtual/<ranker>` with metrics "1k",
-"2k", ..., and (synthetic only) `stale/plain` and `stale/invalidated` with category
-"overall" and metrics `stale`, `current`, `missed`.
+"2k", ..., and (synthetic only) the stale-fact rows with category "overall" and metrics
+`stale`, `current`, `missed`, `false_invalidations` (percent): `stale/plain` (no
+invalidation), `stale/oracle` (the generator's ground truth invalidates: the upper bound)
+and `stale/detector` (the rules of `vmem.supersede` invalidate). `--paraphrased` rewords
+the planted facts first (`vmem.eval.paraphrase`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..errors import VMemError
 from .budget import BUDGETS, evidence_in_budget
 from .guard import measure, render
 from .locomo import load_locomo
+from .paraphrase import paraphrased
 from .runner import BEST, CATEGORY_ORDER, PLAIN, default_configs, evaluate_recall
 from .synthetic import CATEGORIES, generate, stale_answers
 
@@ -48,6 +52,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             configs = default_configs(units=True)
         else:
             data = generate(args.seed, args.tokens)
+            if args.paraphrased:
+                data = paraphrased(data, args.seed)
             conversations = [data.conversation]
             order = CATEGORIES
             configs = default_configs(units=False)
@@ -58,8 +64,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     budget = evidence_in_budget(conversations, budgets, rankers=(PLAIN, BEST), order=order)
     results.update({f"budget/{name}": table for name, table in budget.items()})
     if args.dataset == "synthetic":
-        results["stale/plain"] = {"overall": stale_answers(data, invalidate=False)}
-        results["stale/invalidated"] = {"overall": stale_answers(data, invalidate=True)}
+        for name, policy in (("plain", "none"), ("oracle", "oracle"), ("detector", "detector")):
+            results[f"stale/{name}"] = {"overall": stale_answers(data, policy)}
     if args.json:
         json.dump(results, out, indent=1)
         out.write("\n")
@@ -83,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
         else:
             command.add_argument("--seed", type=int, default=0)
             command.add_argument("--tokens", type=int, default=100_000)
+            command.add_argument("--paraphrased", action="store_true",
+                                 help="reword the planted facts (vmem.eval.paraphrase)")
     guard = sub.add_parser("guard", help="the memory guard on BIPIA's train split and the "
                            "project's held-out sets (sets not found are skipped, with why)")
     guard.add_argument("--data", type=Path, default=Path("../shared/data/poisoning"),

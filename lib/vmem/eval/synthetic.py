@@ -13,7 +13,7 @@ What it plants, at turns it records:
   each with a home city, a job, a pet and a hobby, stated once in a turn (`Fact`);
 - changes: some cities and jobs change later ("we moved to Porto"); the question asks for
   the current value, whose evidence is the later turn, and the earlier turn is the stale
-  answer (`Change`), which `stale_answers` measures with and without invalidation;
+  answer (`Change`), which `stale_answers` measures under each invalidation policy;
 - distractor chatter that reuses the same vocabulary (cities on TV, jobs of strangers);
 - a few injections: directive-shaped text pasted into the chat (`meta["injection"]`),
   material for the memory-poisoning lesson.
@@ -21,8 +21,10 @@ What it plants, at turns it records:
 Question categories: "static" (a fact that never changes), "current" (the latest value of
 a changed fact), "previous" (the value before the change).
 
-`stale_answers(data, invalidate=...)` plays an agent that saved every fact statement to
-archival memory as it heard it, and asks for the current value of each changed fact.
+`stale_answers(data, policy)` plays an agent that saved every fact statement to archival
+memory as it heard it, and asks for the current value of each changed fact: with no
+invalidation, with the ground truth (the oracle: an upper bound), or with the rule-based
+detector of `vmem.supersede`.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from datetime import datetime, timedelta, timezone
 
 from ..archival import ArchivalStore
 from ..clock import StepClock
-from ..messages import Message
+from ..messages import Message, Record
 from ..tokens import ApproxCounter, Counter
 from .locomo import Conversation, Question, Session
 
@@ -267,11 +269,12 @@ def _date_text(date: datetime) -> str:
 
 def _chatter(rng: random.Random) -> str:
     template = rng.choice(_CHATTER)
-    return template.format(city=rng.choice(_VALUES["city"]), job=_a(rng.choice(_VALUES["job"])),
+    return template.format(city=rng.choice(_VALUES["city"]),
+                           job=with_article(rng.choice(_VALUES["job"])),
                            hobby=rng.choice(_VALUES["hobby"]))
 
 
-def _a(noun: str) -> str:
+def with_article(noun: str) -> str:
     """The noun with its indefinite article: "a nurse", "an architect"."""
     return ("an " if noun[0] in "aeiou" else "a ") + noun
 
@@ -292,8 +295,8 @@ def _plant(event: Event, writer: _Writer, data: SyntheticData,
     value = rng.choice(choices)
     templates = _CHANGE[attribute] if kind == "change" else _PLANT[attribute]
     text = templates[0 if own else 1].format(
-        v=value, av=_a(value), s=subject, rel=writer.relation(subject),
-        old=old.value if old else "", aold=_a(old.value) if old else "")
+        v=value, av=with_article(value), s=subject, rel=writer.relation(subject),
+        old=old.value if old else "", aold=with_article(old.value) if old else "")
     message = writer.say(speaker, text)
     fact = Fact(subject, attribute, value, message.meta["dia_id"])
     data.facts.append(fact)
@@ -326,18 +329,32 @@ def _question(category: str, subject: str, attribute: str, fact: Fact,
                     category_label=category)
 
 
-def stale_answers(data: SyntheticData, *, invalidate: bool) -> dict[str, float]:
+POLICIES = ("none", "oracle", "detector")
+"""How `stale_answers` handles a change: not at all, with the generator's ground truth, or
+with `vmem.supersede`'s rules (`ArchivalStore.retire_superseded` after every insert)."""
+
+
+def stale_answers(data: SyntheticData, policy: str = "none", *,
+                  detector: Callable[[str, str], bool] | None = None) -> dict[str, float]:
     """How often archival search answers a changed fact with the outdated statement.
 
     Every fact statement is inserted into a fresh `ArchivalStore` in conversation order, as
-    "<speaker>: <text>" (who said it is part of the note). With `invalidate`, the old
-    statement is invalidated (`superseded_by` the new one) when the change is heard, as a
-    careful agent would. Then each change's "current" question is searched, and the first
-    of its top 10 hits that states the fact (old or new value) decides. Hits about other
-    facts are skipped: they are noise, not a wrong answer to this one. Returns percentages
-    of changes: `stale` (the outdated statement comes first), `current` (the latest one
-    does), `missed` (neither is in the top 10).
+    "<speaker>: <text>" (who said it is part of the note). Then the `policy` (`POLICIES`)
+    retires statements: "none" keeps everything, "oracle" invalidates the old statement
+    (`superseded_by` the new one) when the change is heard, as a careful agent would with
+    perfect knowledge, and "detector" lets the rules of `vmem.supersede` decide, or
+    `detector(new_text, old_text)` when given (called on every older valid record). Each
+    change's "current" question is searched (top 10, invalidated records included: a hit
+    on one stands for its successor, which its cited line names), and the first hit that
+    states the fact (old or new value) decides. Hits about other facts are skipped: they
+    are noise, not a wrong answer to this one.
+
+    Returns percentages: of changes, `stale` (the outdated statement comes first),
+    `current` (the latest one does), `missed` (neither is in the top 10); and of the facts
+    that never changed, `false_invalidations` (the share the policy hid).
     """
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     if not data.changes:
         raise ValueError("no changed facts in this data: generate more tokens")
     turns = {m.meta["dia_id"]: m for m in data.conversation.messages()}
@@ -346,15 +363,40 @@ def stale_answers(data: SyntheticData, *, invalidate: bool) -> dict[str, float]:
     replaced = {change.new.dia_id: change.old.dia_id for change in data.changes}
     for fact in data.facts:
         turn = turns[fact.dia_id]
-        record_of[fact.dia_id] = store.insert(f"{turn.name}: {turn.content}",
-                                              session_id=turn.session_id, turn_id=turn.turn,
-                                              source="import")
-        if invalidate and fact.dia_id in replaced:
-            store.invalidate(record_of[replaced[fact.dia_id]], superseded_by=record_of[fact.dia_id])
+        record_id = store.insert(f"{turn.name}: {turn.content}", session_id=turn.session_id,
+                                 turn_id=turn.turn, source="import")
+        record_of[fact.dia_id] = record_id
+        if policy == "oracle" and fact.dia_id in replaced:
+            store.invalidate(record_of[replaced[fact.dia_id]], superseded_by=record_id)
+        elif policy == "detector" and detector is None:
+            store.retire_superseded(record_id)
+        elif policy == "detector":
+            new_text = store.get(record_id).text
+            for older in store.records():
+                if older.id < record_id and detector(new_text, older.text):
+                    store.invalidate(older.id, superseded_by=record_id)
+    records = {record.id: record for record in store.records(include_invalid=True)}
     counts = {"stale": 0, "current": 0, "missed": 0}
     for change in data.changes:
         question = _ASK["current"][change.attribute].format(s=change.subject)
         kinds = {record_of[change.old.dia_id]: "stale", record_of[change.new.dia_id]: "current"}
-        ranked = [hit.record.id for hit in store.search(question, top_k=10)]
+        ranked = [_successor(hit.record.id, records)
+                  for hit in store.search(question, top_k=10, include_invalid=True)]
         counts[next((kinds[i] for i in ranked if i in kinds), "missed")] += 1
-    return {kind: round(100 * n / len(data.changes), 1) for kind, n in counts.items()}
+    result = {kind: round(100 * n / len(data.changes), 1) for kind, n in counts.items()}
+    changed = {change.old.dia_id for change in data.changes}
+    kept = [record_of[fact.dia_id] for fact in data.facts if fact.dia_id not in changed]
+    hidden = sum(not records[record_id].is_valid for record_id in kept)
+    result["false_invalidations"] = round(100 * hidden / len(kept), 1)
+    return result
+
+
+def _successor(record_id: int, records: dict[int, Record]) -> int:
+    """The valid record that `record_id` was (perhaps in several steps) superseded by."""
+    seen = {record_id}
+    while not records[record_id].is_valid and records[record_id].superseded_by is not None:
+        record_id = records[record_id].superseded_by
+        if record_id in seen:
+            break
+        seen.add(record_id)
+    return record_id

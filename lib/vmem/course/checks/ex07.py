@@ -87,7 +87,7 @@ SCRIPTS: list[tuple[str, list[Any], int, int, str]] = [
      "run every call of one answer in order, and stop once send_message ran"),
     ("a pressure warning that must wake the loop",
      [("archival_memory_insert", {"content": FACT + " " + "It has raspberries. " * 30}),
-      ("send_message", {"message": "Saved, and I will tidy my memory."})], 10, 1700,
+      ("send_message", {"message": "Saved, and I will tidy my memory."})], 10, 2270,
      "compare the context's warning count (events of kind 'warned') before and after "
      "the step's calls"),
 ]

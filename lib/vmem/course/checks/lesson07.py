@@ -1,0 +1,52 @@
+"""Notebook 07's check of the learner's supersession detector.
+
+The learner writes `supersedes(new, old) -> bool`: does the newer note say that a fact in
+the older one changed (same person, same attribute, new value)? `check_detector` runs it
+on cases the notebook does not show and prints one line: "not written yet" when the stub
+is untouched (the notebook then uses `vmem.supersede`'s rules), what is wrong when a case
+fails, OK when all pass. It returns whether the learner's detector passed, so the rest of
+the notebook can use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+# (newer note, older note, whether the newer one replaces the older one, what it tests)
+CASES: tuple[tuple[str, str, bool, str], ...] = (
+    ("Ivo moved to Oslo.", "Ivo lives in Cork.", True, "a move changes where someone lives"),
+    ("Ivo works as a baker now.", "Ivo works as a welder.", True, "a new job replaces the old"),
+    ("The user works as a nurse now.", "The user works as a pilot.", True,
+     "'the user' is a person too"),
+    ("Sara: we moved from Cork to Oslo.", "Sara: I live in Cork.", True,
+     "'I' and 'we' are the speaker named before the colon"),
+    ("Ivo moved to Oslo.", "Ana lives in Cork.", False, "another person's fact stands"),
+    ("Ivo moved to Oslo.", "Ivo works as a welder.", False,
+     "a move says nothing about the job"),
+    ("Ivo lives in Oslo.", "Ivo lives in Oslo, near the fjord.", False,
+     "the same value is no change"),
+    ("Ivo used to live in Cork.", "Ivo lives in Oslo.", False,
+     "the past tense states nothing current"),
+    ("Ivo's dog is called Tom.", "Ivo lives in Cork.", False, "a fact about something else"),
+)
+
+
+def check_detector(supersedes: Callable[[str, str], bool]) -> bool:
+    """Print one line about the learner's `supersedes` and return whether it passed."""
+    for new, old, expected, what in CASES:
+        try:
+            answer = supersedes(new, old)
+        except NotImplementedError:
+            print("not written yet - using vmem's detector")
+            return False
+        except Exception as error:  # learner code: say what broke, keep the notebook going
+            print(f"supersedes({new!r}, {old!r}) raised {type(error).__name__}: {error} "
+                  "- using vmem's detector")
+            return False
+        if answer is not expected:
+            print(f"not yet: supersedes({new!r}, {old!r}) returned {answer!r}, expected "
+                  f"{expected} ({what}) - using vmem's detector")
+            return False
+    print(f"OK: your detector is right on all {len(CASES)} unseen cases - the rest of the "
+          "notebook uses it")
+    return True
