@@ -68,7 +68,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     "course.checks.ex01": (5, 1), "course.checks.ex02": (5, 1), "course.checks.ex03": (5, 1),
     "course.checks.ex04": (5, 1), "course.checks.ex05": (5, 1), "course.demo": (5, 1),
     "course.checks.ex06": (5, 1), "course.checks.ex07": (5, 1),
-    "course.checks.ex08": (5, 1), "course.checks.lesson07": (5, 1),
+    "course.checks.ex08": (5, 1), "course.lesson_checks.l07": (5, 2),
     "course.lesson_checks.common": (5, 1),
     "course.lesson_checks.l02": (5, 2), "course.lesson_checks.l03": (5, 2),
     "eval.synthetic": (5, 1), "eval.runner": (5, 1), "eval.guard_sets": (5, 0),

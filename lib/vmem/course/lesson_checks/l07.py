@@ -2,15 +2,18 @@
 
 The learner writes `supersedes(new, old) -> bool`: does the newer note say that a fact in
 the older one changed (same person, same attribute, new value)? `check_detector` runs it
-on cases the notebook does not show and prints one line: "not written yet" when the stub
-is untouched (the notebook then uses `vmem.supersede`'s rules), what is wrong when a case
-fails, OK when all pass. It returns whether the learner's detector passed, so the rest of
-the notebook can use it.
+on cases the notebook does not show and prints one line, as every lesson check does
+(`lesson_checks.common`): "not written yet" when the stub is untouched (the notebook then
+uses `vmem.supersede`'s rules), what is wrong when a case fails, "passed" when all do. It
+returns the detector the rest of the notebook uses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from ..checks.common import CheckFailed
+from .common import use
 
 # (newer note, older note, whether the newer one replaces the older one, what it tests)
 CASES: tuple[tuple[str, str, bool, str], ...] = (
@@ -31,22 +34,19 @@ CASES: tuple[tuple[str, str, bool, str], ...] = (
 )
 
 
-def check_detector(supersedes: Callable[[str, str], bool]) -> bool:
-    """Print one line about the learner's `supersedes` and return whether it passed."""
+def _check_detector(supersedes: Callable[[str, str], bool]) -> str:
+    """The passing line, or `CheckFailed` naming the first unseen case it gets wrong."""
     for new, old, expected, what in CASES:
-        try:
-            answer = supersedes(new, old)
-        except NotImplementedError:
-            print("not written yet - using vmem's detector")
-            return False
-        except Exception as error:  # learner code: say what broke, keep the notebook going
-            print(f"supersedes({new!r}, {old!r}) raised {type(error).__name__}: {error} "
-                  "- using vmem's detector")
-            return False
+        answer = supersedes(new, old)
         if answer is not expected:
-            print(f"not yet: supersedes({new!r}, {old!r}) returned {answer!r}, expected "
-                  f"{expected} ({what}) - using vmem's detector")
-            return False
-    print(f"OK: your detector is right on all {len(CASES)} unseen cases - the rest of the "
-          "notebook uses it")
-    return True
+            raise CheckFailed(f"supersedes({new!r}, {old!r}) returned {answer!r}, expected "
+                              f"{expected} ({what})")
+    return f"your detector is right on all {len(CASES)} unseen cases; the table below " \
+           "measures it beside vmem's"
+
+
+def check_detector(supersedes: Callable[[str, str], bool]
+                   ) -> Callable[[str, str], bool] | None:
+    """Print one line about the learner's `supersedes`; return it when it passed, else
+    None, which `stale_answers` reads as vmem's own rules (`vmem.supersede`)."""
+    return use("detector", supersedes, None, _check_detector)
