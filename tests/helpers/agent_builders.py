@@ -10,7 +10,7 @@ from pathlib import Path
 from vmem.agent import Agent, RulePolicy
 from vmem.bm25 import tokenize
 from vmem.clock import StepClock
-from vmem.course.demo import DEMO_FLUSH_TO, DEMO_WARN_AT, play
+from vmem.course.demo import DEMO_BUDGET, DEMO_FLUSH_TO, DEMO_WARN_AT, play
 from vmem.memory import Memory
 from vmem.messages import Message
 from vmem.storage import open_backend
@@ -27,7 +27,7 @@ def build_demo(path: str, scope: dict[str, str] = ANA) -> None:
     """The lesson's demo agent under `scope`, plus every marker in every tier: a user
     message (recall and its index), a record (text, tag, source URL), core memory (and
     its history), and the running summary (enough small talk to flush them out)."""
-    with Memory.open(path, scope=scope, max_tokens=1760, warn_at=DEMO_WARN_AT,
+    with Memory.open(path, scope=scope, max_tokens=DEMO_BUDGET, warn_at=DEMO_WARN_AT,
                      flush_to=DEMO_FLUSH_TO, clock=StepClock()) as memory:
         play(memory)
         agent = Agent(memory, RulePolicy())
@@ -47,7 +47,7 @@ def build_large(path: str, scope: dict[str, str], messages: int = 10_000) -> Non
     """A generated agent with `messages` recall messages (user and assistant in turn,
     two thirds with a marker) and 500 archival records, some superseded, written in one
     transaction through the tiers; then a few turns so the context has a state."""
-    with Memory.open(path, scope=scope, max_tokens=1200, clock=StepClock()) as memory:
+    with Memory.open(path, scope=scope, max_tokens=2000, clock=StepClock()) as memory:
         with memory.backend.transaction():
             for number in range(messages):
                 role = "user" if number % 2 == 0 else "assistant"
