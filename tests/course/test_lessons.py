@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 LESSONS, LEARNER = ROOT / "solutions" / "lessons", ROOT / "notebooks"
 STEMS = sorted(path.stem for path in LEARNER.glob("[0-9][0-9]_*.ipynb"))
 # lesson -> stubs, each checked
-CHECKED = {"02_main_context": 5, "03_archival_store": 5, "07_failure_modes": 1}
+CHECKED = {"02_main_context": 5, "03_archival_store": 5, "04_memory_tools": 2,
+           "05_agent_loop": 1, "06_persistence": 1,
+           "07_failure_modes": 1}
 
 pytestmark = pytest.mark.skipif(not LESSONS.is_dir(),
                                 reason="a student release has no solutions/ to generate from")
@@ -91,5 +93,5 @@ def test_lesson_lines_counts_the_stubs_and_the_typed_lines():
     lesson_lines = load_script("lesson_lines")
     for stem, stubs in CHECKED.items():
         counted, typed, read = lesson_lines.lines(LESSONS / f"{stem}.ipynb")
-        assert counted == stubs and typed >= 15 and read > typed
+        assert counted == stubs and typed >= 5 and read > typed  # 06 has one small stub
         assert lesson_lines.lines(LEARNER / f"{stem}.ipynb")[:2] == (0, 0)  # stubs only

@@ -71,6 +71,8 @@ LAYERS: dict[str, tuple[int, int]] = {
     "course.checks.ex08": (5, 1), "course.lesson_checks.l07": (5, 2),
     "course.lesson_checks.common": (5, 1),
     "course.lesson_checks.l02": (5, 2), "course.lesson_checks.l03": (5, 2),
+    "course.lesson_checks.l04": (5, 2), "course.lesson_checks.l05": (5, 2),
+    "course.lesson_checks.l06": (5, 2),
     "eval.synthetic": (5, 1), "eval.runner": (5, 1), "eval.guard_sets": (5, 0),
     "eval.guard": (5, 1), "eval.guard_train": (5, 1), "eval.paraphrase": (5, 2),
     "course.grading": (5, 2), "course.chat": (5, 2), "eval.budget": (5, 2),

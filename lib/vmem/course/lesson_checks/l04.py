@@ -1,0 +1,173 @@
+"""Notebook 04's checks: the learner's schema generator and dispatcher, each run on tools
+the notebook does not show.
+
+- `tool_schema(function)` is compared with `vmem.signatures.schema` on the same functions,
+  reduced to what the lesson asks for: the name, the docstring's first paragraph, one JSON
+  type per parameter (str, int and bool only) and the required parameters.
+- `dispatch(tools, name, arguments)` must never raise: it returns the tool's result, or a
+  text starting with "Error: " that names what was wrong (the tools that exist, the bad
+  argument, what the tool raised), and never runs a tool on arguments that do not fit.
+  The fallback, `dispatch` below, is the same contract built on vmem's own argument
+  checks (`vmem.signatures.parse_arguments` and `bind`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ...signatures import bind, parse_arguments, schema
+from ..checks.common import fail
+from .common import use
+
+Tools = dict[str, Callable[..., Any]]
+Dispatcher = Callable[[Tools, str, str], Any]
+ERROR = "Error: "
+
+
+# --- the dispatcher the lesson falls back to -----------------------------------------
+
+def dispatch(tools: Tools, name: str, arguments: str) -> Any:
+    """Run `tools[name]` on the JSON object `arguments`; every failure comes back as text
+    starting with "Error: " (vmem's argument checks and wording)."""
+    if name not in tools:
+        return f"{ERROR}no tool named {name!r}; the tools are: {', '.join(sorted(tools))}."
+    parsed = parse_arguments(arguments)
+    if isinstance(parsed, str):
+        return ERROR + parsed
+    problems, kwargs, _ = bind(name, tools[name], parsed)
+    if problems:
+        return ERROR + " ".join(problems)
+    try:
+        return tools[name](**kwargs)
+    except Exception as error:  # the tool's failure is the model's news, not the loop's end
+        return f"{ERROR}{name} failed: {type(error).__name__}: {error}"
+
+
+# --- unseen tools ---------------------------------------------------------------------
+
+def rename_block(label: str, new_label: str, keep_old: bool = False) -> str:
+    """Give a core memory block a new label, for when its first name no longer fits
+    what it holds.
+
+    Args:
+        label: The block's current label.
+        new_label: The label it should have.
+        keep_old: Whether the old label should stay as an alias.
+    """
+    return f"{label} -> {new_label}"
+
+
+def page_of(query: str, page: int = 0, size: int = 5) -> str:
+    """Fetch one page of search hits.
+
+    Args:
+        query: What to look for.
+        page: Which page, from 0.
+        size: Hits per page.
+    """
+    return f"{query}:{page}:{size}"
+
+
+def health_probe() -> str:
+    """Check that the memory service answers."""
+    return "pong"
+
+
+SCHEMA_CASES: tuple[tuple[Callable[..., Any], str], ...] = (
+    (rename_block, "a two-line first paragraph, a bool default"),
+    (page_of, "int parameters with defaults"),
+    (health_probe, "a tool without parameters"),
+)
+
+
+def _reduced(function: Callable[..., Any]) -> dict[str, Any]:
+    """vmem's schema of `function`, without what the lesson leaves out (argument
+    descriptions, the heartbeat argument, additionalProperties)."""
+    full = schema(function.__name__, function)["function"]
+    properties = {key: {"type": spec["type"]}
+                  for key, spec in full["parameters"]["properties"].items()
+                  if key != "request_heartbeat"}
+    return {"type": "function", "function": {
+        "name": full["name"], "description": full["description"],
+        "parameters": {"type": "object", "properties": properties,
+                       "required": full["parameters"]["required"]}}}
+
+
+def _check_schema(tool_schema: Callable[[Callable[..., Any]], Any]) -> str:
+    for function, what in SCHEMA_CASES:
+        expected, got = _reduced(function), tool_schema(function)
+        if got != expected:
+            fail(f"tool_schema({function.__name__}) ({what}) returned "
+                 f"{json.dumps(got, default=repr)[:160]}, expected "
+                 f"{json.dumps(expected)[:160]}")
+    return f"your schemas match vmem's on all {len(SCHEMA_CASES)} unseen tools"
+
+
+def check_schema(tool_schema: Callable[[Callable[..., Any]], Any]) -> None:
+    """Print one line about the learner's `tool_schema` (the notebook reads vmem's
+    schemas after it either way, so nothing is returned)."""
+    use("schema generator", tool_schema, None, _check_schema)
+
+
+# --- hostile calls --------------------------------------------------------------------
+
+def _unseen_tools(ran: list[str]) -> Tools:
+    def tag_record(record: int, tag: str, pinned: bool = False) -> str:
+        ran.append(tag)
+        return f"record {record} tagged {tag}"
+
+    def wipe_disk(reason: str) -> str:
+        raise OSError(f"read-only store ({reason})")
+
+    return {"tag_record": tag_record, "wipe_disk": wipe_disk}
+
+
+# (tool, arguments, a word the error must contain, what it tests)
+HOSTILE: tuple[tuple[str, str, str, str], ...] = (
+    ("label_record", '{"record": 3, "tag": "x"}', "tag_record",
+     "an unknown tool: say which tools exist"),
+    ("tag_record", '{"record": 3, "tag": ', "JSON", "malformed JSON"),
+    ("tag_record", '[3, "family"]', "object", "JSON that is a list, not an object"),
+    ("tag_record", "null", "object", "JSON null, not an object"),
+    ("tag_record", '{"record": "3", "tag": "x"}', "record", "a string where an int belongs"),
+    ("tag_record", '{"record": true, "tag": "x"}', "record",
+     "true where an int belongs (in Python, bool is an int)"),
+    ("tag_record", '{"record": 3, "tag": 7}', "tag", "a number where a string belongs"),
+    ("tag_record", '{"record": 3, "tag": "x", "pinned": "yes"}', "pinned",
+     "a string where a bool belongs"),
+    ("tag_record", '{"tag": "x"}', "record", "a missing argument"),
+    ("tag_record", '{"record": 3, "tag": "x", "colour": "red"}', "colour",
+     "an argument the tool does not take"),
+    ("wipe_disk", '{"reason": "nightly"}', "read-only store (nightly)",
+     "a tool that raises: say what it raised"),
+)
+
+
+def _check_dispatcher(dispatcher: Dispatcher) -> str:
+    ran: list[str] = []
+    tools = _unseen_tools(ran)
+    good = dispatcher(tools, "tag_record", '{"record": 3, "tag": "family", "pinned": true}')
+    if good != "record 3 tagged family":
+        fail(f"a good call returned {good!r:.100}, expected the tool's own result "
+             "'record 3 tagged family'")
+    for name, arguments, word, what in HOSTILE:
+        answer = dispatcher(tools, name, arguments)
+        call = f"dispatch(tools, {name!r}, {arguments!r})"
+        if not (isinstance(answer, str) and answer.startswith(ERROR)):
+            fail(f"{call} ({what}) returned {answer!r:.100}; expected text starting with "
+                 f"{ERROR!r}")
+        if word not in answer:
+            fail(f"{call} ({what}) said {answer!r:.120}, which does not mention {word!r}: "
+                 "the model cannot tell what to fix")
+        if len(ran) > 1:
+            fail(f"{call} ({what}) ran the tool; a call with bad arguments must not run")
+    return f"your dispatcher answers all {len(HOSTILE)} unseen hostile calls with an " \
+           "error the model can act on, and runs none of them"
+
+
+def check_dispatcher(dispatcher: Dispatcher) -> Dispatcher:
+    """Print one line about the learner's `dispatch`; return it when it passed, else
+    vmem's (`dispatch` above), which the rest of the notebook calls."""
+    return use("dispatcher", dispatcher, dispatch, _check_dispatcher)
