@@ -311,7 +311,7 @@ class PostgresBackend:
             for each in locked:
                 self.lock_writer(each)
                 held.append(lock_key("vmem agent", self._schema(), to_json(each)))
-            deleted = self._delete_scope(scope, [to_json(each) for each in owned])
+            deleted = self._delete_scope(scope)
             tables = [*_TABLES.values(), *(index.postings for index in INDEXES.values()),
                       "vmem_fts_stats", "sessions", "core_blocks", "context_state"]
             self.conn.execute(f"VACUUM (ANALYZE) {', '.join(tables)}")
@@ -320,12 +320,14 @@ class PostgresBackend:
                 self.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
         return deleted
 
-    def _delete_scope(self, scope: Scope, owned: list[str]) -> dict[str, int]:
-        """Delete the rows of `scope` (and of the stored scopes `owned`, as JSON text),
-        with their postings and statistics, in one transaction."""
+    def _delete_scope(self, scope: Scope) -> dict[str, int]:
+        """Delete the rows of `scope` and of every stored agent in it, with their postings
+        and statistics, in one transaction (the agents read inside it, so one that starts
+        meanwhile goes whole or stays whole)."""
         deleted: dict[str, int] = {}
         sql, params = _where(Filter(scope=scope))
         with self.conn.transaction():
+            owned = [to_json(each) for each in scopes_to_forget(self.scopes(), scope)]
             for tier, table in _TABLES.items():
                 ids = [row[0] for row in self.conn.execute(
                     f"SELECT d.id FROM {table} AS d WHERE {sql}", params)]

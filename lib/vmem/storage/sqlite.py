@@ -242,11 +242,11 @@ class SqliteBackend:
         (`_scrub`), so no byte of what was deleted is left in it or in its WAL. The
         writer lock is the file's: taken here when this backend does not hold it yet,
         and held until `close`, like a writer's."""
-        owned = [to_json(each) for each in scopes_to_forget(self.scopes(), scope)]
         if self.conn.in_transaction:
             raise StoreError("forget cannot run inside a transaction: it vacuums the "
                              "file afterwards; call it outside `transaction()`")
-        self.lock_writer(scope)
+        self.lock_writer(scope)  # the file's lock: no agent starts while it is held
+        owned = [to_json(each) for each in scopes_to_forget(self.scopes(), scope)]
         deleted: dict[str, int] = {}
         secure = self.conn.execute("PRAGMA secure_delete").fetchone()[0]
         self.conn.execute("PRAGMA secure_delete = ON")  # freed space is zeroed
