@@ -212,8 +212,9 @@ class Guard:
         self.decode_depth = decode_depth
         self.threshold = threshold
         self._model = guard_model.load() if learned_threshold is not None else None
-        self.learned_threshold = (self._model.threshold if learned_threshold == "shipped"
-                                  and self._model else learned_threshold)
+        self.learned_threshold: float | None = (
+            None if self._model is None else self._model.threshold
+            if learned_threshold == "shipped" else float(learned_threshold))
         self._patterns: list[_Pattern] = [
             *(_Pattern(kind, re.compile(rx), True, True) for kind, rx in WORD_PATTERNS),
             *(_Pattern(kind, re.compile(rx), False, True) for kind, rx in TEXT_PATTERNS),
@@ -244,13 +245,13 @@ class Guard:
         """The learned layer's highest sentence score in `text` and what it decodes to
         (0.0 when no sentence speaks to the model, or the layer is off): what
         `learned_threshold` is compared with, for plotting the trade-off."""
-        if self._model is None:
-            return 0.0
-        best = self._model.best(text)
+        return 0.0 if self._model is None else self._learned_score(text, self.decode_depth)
+
+    def _learned_score(self, text: str, depth: int) -> float:
+        best = self._model.best(text) if self._model is not None else None
         score = best[0] if best else 0.0
-        if self.decode_depth > 0:
-            inner = Guard(decode_depth=self.decode_depth - 1, threshold=self.threshold)
-            score = max([score, *(inner.learned_score(payload)
+        if depth > 0:
+            score = max([score, *(self._learned_score(payload, depth - 1)
                                   for _how, payload in payloads(text))])
         return score
 
@@ -272,7 +273,7 @@ class Guard:
                     found[_COMBINED] = f"{evidence} ({label})" if label else evidence
         if self._model is not None and self.learned_threshold is not None and not found:
             best = self._model.best(text)
-            if best is not None and best[0] >= float(self.learned_threshold):
+            if best is not None and best[0] >= self.learned_threshold:
                 evidence = f"{best[0]:.2f} on {clip(best[1], 60)!r} ({language(best[1])})"
                 found[_LEARNED] = f"{evidence} ({how})" if how else evidence
         if depth > 0:
