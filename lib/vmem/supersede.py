@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["Claim", "Supersession", "claims", "compare", "full_names", "subject_words",
            "supersedes"]
@@ -136,6 +137,7 @@ class Supersession:
         return not self.kept and self.certain
 
 
+@lru_cache(maxsize=4096)  # an insert reads the new text and each candidate's more than once
 def claims(text: str) -> tuple[Claim, ...]:
     """The (subject, attribute, value) claims `text` states, in the order it states them.
 
@@ -146,9 +148,10 @@ def claims(text: str) -> tuple[Claim, ...]:
     speaker = speaker_match["name"].lower() if speaker_match else USER
     body = text[speaker_match.end():] if speaker_match else text
     masked = _masked(body)
-    replaced = [range(m.start(), m.end()) for _, m in _matches(body, _PREVIOUS_RULES)]
+    previous = _matches(body, _PREVIOUS_RULES)
+    replaced = [range(m.start(), m.end()) for _, m in previous]
     olds = [(attribute, _subject(masked[:m.start("previous")], speaker), m["previous"])
-            for attribute, m in _matches(body, _PREVIOUS_RULES)]
+            for attribute, m in previous]
     found: dict[tuple[str, str], Claim] = {}
     for attribute, match in _matches(body, _VALUE_RULES):
         if any(match.start() in span for span in replaced):
