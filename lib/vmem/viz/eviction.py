@@ -134,16 +134,16 @@ def replay(context: MainContext, max_tokens: int | None = None) -> Replay:
     error = None
     for step, message in enumerate(recorded_messages(context), 1):
         seen = len(fresh.events)
-        plan = fresh.plan_next_flush(message, now=fresh.clock.now) if raw else None
         try:
             fresh.append(message)
         except ContextOverflowError as refused:
             error = f"step {step} cannot be replayed under {budget} tokens: {refused}"
             break
-        if plan is not None:  # the previous frame shows what this step's flush evicts
-            raw[-1]["doomed"] = tuple(message_id for message_id in plan.ids
-                                      if message_id is not None)
-        raw.append(_snapshot(fresh, step, message, tuple(fresh.events[seen:])))
+        events = tuple(fresh.events[seen:])
+        flushed = next((event.message_ids for event in events if event.kind == "evicted"), ())
+        if raw and flushed:  # the previous frame shows what this step's flush evicts
+            raw[-1]["doomed"] = tuple(flushed)
+        raw.append(_snapshot(fresh, step, message, events))
     return Replay(budget, tuple(Frame(**snap) for snap in raw), tuple(fresh.events), error)
 
 
