@@ -20,16 +20,17 @@ invalidates those it replaces entirely: the offline policy.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from .bm25 import tokenize
+from .bm25 import analyze
 from .clock import Clock, utc_now
 from .errors import InputTooLargeError, StoreError
 from .messages import SOURCES, Page, Record
+from .ranking import Priors, asks_current_state, rerank
 from .storage.backends import Target, open_backend
-from .storage.base import Filter, Scope
+from .storage.base import Filter, Ranked, Scope
 from .store import (
     MAX_PAGE_SIZE,
     MAX_RECORD_CHARS,
@@ -39,7 +40,7 @@ from .store import (
     check_size,
 )
 from .supersede import Supersession, compare, full_names, subject_words
-from .tier import check_period, search_page, within
+from .tier import check_period, reranked, search_page, within
 
 TAG_MODES = ("any", "all")
 CANDIDATES = 2 * MAX_PAGE_SIZE
@@ -59,10 +60,11 @@ class ArchivalStore:
     """Archival records: ":memory:", a file path, a shared connection or a backend."""
 
     def __init__(self, path_or_connection: Target = ":memory:", *, clock: Clock | None = None,
-                 scope: Scope | None = None) -> None:
+                 scope: Scope | None = None, priors: Priors | None = None) -> None:
         self.backend = open_backend(path_or_connection)
         self.clock = clock or utc_now
         self.scope = within(None, scope) or None  # the scope every call acts within
+        self.priors = priors or Priors()  # only questions about the present use them here
 
     # --- writing ---------------------------------------------------------------------
     def insert(self, text: str, tags: Iterable[str] | str = (), session_id: int | None = None,
@@ -148,7 +150,7 @@ class ArchivalStore:
         part, oldest first: searched by the people it makes claims about (in its own
         scope, `CANDIDATES` at most), then read by `vmem.supersede.compare`."""
         new = self.get(record_id, scope=scope)
-        terms = tokenize(" ".join(subject_words(new.text)))
+        terms = analyze(" ".join(subject_words(new.text)))
         if not terms:
             return []
         where = Filter(scope=new.scope, include_invalid=False)
@@ -177,9 +179,10 @@ class ArchivalStore:
 
     def _twin(self, text: str, old: Record) -> int | None:
         """A valid record in `old`'s scope that says exactly `text`, other than `old`."""
-        if not isinstance(text, str) or not tokenize(text):
+        terms = analyze(text) if isinstance(text, str) else []
+        if not terms:
             return None
-        ranked = self.backend.search("archival", tokenize(text)[:64], Filter(
+        ranked = self.backend.search("archival", terms[:64], Filter(
             scope=old.scope, include_invalid=False), 10, 0)
         return next((hit.record.id for hit in ranked.hits
                      if hit.record.text == text and hit.record.id != old.id), None)
@@ -221,7 +224,9 @@ class ArchivalStore:
         Filters: `tags` with `tag_mode` "any" (at least one) or "all"; `start`/`end`
         (creation time, inclusive); `scope` (narrows the store's own scope to every given
         key and value); invalidated records only with `include_invalid`. Any string is a
-        safe query: it is searched as plain words.
+        safe query: it is searched as plain words. A question about the present ("where
+        does Maya live now?") puts the newest of the close hits first
+        (`vmem.ranking`).
         """
         check_paging(page, top_k, size_name="top_k")
         if tag_mode not in TAG_MODES:
@@ -230,8 +235,11 @@ class ArchivalStore:
         where = Filter(scope=within(self.scope, scope), start=start, end=end,
                        tags=tuple(_clean_tags(tags or ())), tag_mode=tag_mode,
                        include_invalid=include_invalid)
-        return search_page(query, page, top_k, lambda terms, limit, offset:
-                           self.backend.search("archival", terms, where, limit, offset))
+        def rank(terms: Sequence[str], limit: int, offset: int) -> Ranked:
+            return self.backend.search("archival", terms, where, limit, offset)
+        if self.priors.current_state and isinstance(query, str) and asks_current_state(query):
+            rank = reranked(rank, lambda hits: rerank(hits, query, self.priors))
+        return search_page(query, page, top_k, rank, self.priors)
 
     def close(self) -> None:
         """Close the backend (its connection); safe to call twice."""

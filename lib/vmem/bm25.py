@@ -1,6 +1,9 @@
 """BM25 from scratch, explainable term by term, and the one analyzer every ranker uses.
 
-`tokenize` turns text into terms. `BM25Index` ranks documents for a query with
+`tokenize` splits text into words; `analyze`, the one analyzer, turns those words into
+index terms (common English words dropped, the rest lightly stemmed), and every ranker
+in vmem (`BM25Index` by default, both stores, both backends) indexes and queries with it.
+`BM25Index` ranks documents for a query with
 
     score(D, Q) = sum over query terms t of  idf(t) * tf * (k1 + 1) / (tf + k1 * norm(D))
     norm(D)     = 1 - b + b * |D| / avgdl
@@ -31,9 +34,9 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from .errors import StoreError
 
@@ -86,6 +89,77 @@ def tokenize(text: str) -> list[str]:
     ['hello', 'world', 'it', 's', '2024']
     """
     return _token_pattern().findall(unicodedata.normalize("NFC", text.casefold()))
+
+
+# Words too common to say what a text is about. Dropping them is the second-largest gain
+# of the analyzer on LoCoMo (docs/RETRIEVAL.md); "now", "still" and the like are dropped
+# too, and `vmem.ranking` reads them from the query itself before analysis.
+_STOPWORD_TEXT = """
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its
+itself just let me more most my myself no nor not now of off on once only or other ought our
+ours ourselves out over own same she should so some such than that the their theirs them
+themselves then there these they this those through to too under until up very was we were
+what when where which while who whom why will with would you your yours yourself yourselves
+s t d ll m re ve also get got really yeah oh wow hey hi like lot thanks
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_SUFFIXES = (("ies", 4), ("sses", 4), ("ing", 4), ("ed", 4), ("ly", 5), ("s", 4))
+_VOWELS = frozenset("aeiouy")
+
+
+def _strip_suffix(term: str) -> str:
+    if len(term) <= 3 or not term.isalpha():
+        return term
+    for suffix, keep in _SUFFIXES:
+        if term.endswith(suffix) and len(term) >= keep + len(suffix) - 1:
+            base = term[: -len(suffix)]
+            if not _VOWELS & set(base):
+                return term  # "string" is no "str" + "ing"
+            if suffix == "ies":
+                return base + "y"
+            if suffix == "sses":
+                return base + "ss"
+            if suffix == "s":
+                return term if term.endswith(("ss", "us", "is")) else base
+            if len(base) >= 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                return base[:-1]  # running -> runn -> run
+            return base
+    if term.endswith("e") and not term.endswith("ee"):
+        return term[:-1]  # move, moves, moved -> mov
+    return term
+
+
+@lru_cache(maxsize=65536)
+def stem(term: str) -> str:
+    """A light English stemmer: folds plurals, -ing, -ed, -ly, -ies and a final -e to a
+    shared stem.
+
+    Deliberately small (no Porter rules): it only has to map a word and its common
+    inflections to the same term, on documents and queries alike. It strips suffixes
+    until none is left to strip, so a stem is its own stem and analysed text can be
+    analysed again unchanged.
+
+    >>> [stem(w) for w in ("painting", "painted", "paints", "hobbies", "classes", "running")]
+    ['paint', 'paint', 'paint', 'hobby', 'class', 'run']
+    """
+    while (shorter := _strip_suffix(term)) != term:
+        term = shorter
+    return term
+
+
+def analyze(text: str) -> list[str]:
+    """The one analyzer: `tokenize`, drop `STOPWORDS`, `stem` the rest.
+
+    Stop words are dropped before stemming and again after it ("wills" stems to "will"),
+    so analysing the space-joined result again gives the same terms.
+
+    >>> analyze("Where does Maya live now? She moved to Lisbon.")
+    ['maya', 'liv', 'mov', 'lisbon']
+    """
+    stems = (stem(word) for word in tokenize(text) if word not in STOPWORDS)
+    return [term for term in stems if term not in STOPWORDS]
 
 
 def lucene_idf(docs: int, df: int) -> float:
@@ -174,13 +248,17 @@ class BM25Index:
 
     It keeps, per document, its term counts and length, and per term a postings dict
     (document -> tf), so scoring a query touches only documents that contain its terms.
+    `analyzer` turns documents and queries into terms: `analyze` (the stores' analyzer)
+    by default, `tokenize` for the textbook BM25 that counts every word.
     """
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, idf: str = "lucene",
-                 epsilon: float = 0.25) -> None:
+                 epsilon: float = 0.25, *,
+                 analyzer: Callable[[str], list[str]] = analyze) -> None:
         if idf not in IDF_VARIANTS:
             raise ValueError(f"idf must be one of {', '.join(IDF_VARIANTS)}; got {idf!r}")
         self.k1, self.b, self.idf_variant, self.epsilon = k1, b, idf, epsilon
+        self.analyzer = analyzer
         self._docs: dict[Hashable, Counter[str]] = {}  # insertion order = tie-break order
         self._lengths: dict[Hashable, int] = {}
         self._postings: dict[str, dict[Hashable, int]] = {}
@@ -199,7 +277,7 @@ class BM25Index:
         """Index `text` under `doc_id` (an id already present is refused)."""
         if doc_id in self._docs:
             raise StoreError(f"document {doc_id!r} is already indexed; remove it first")
-        counts = Counter(tokenize(text))
+        counts = Counter(self.analyzer(text))
         self._docs[doc_id] = counts
         self._lengths[doc_id] = sum(counts.values())
         self._total_len += self._lengths[doc_id]
@@ -259,7 +337,7 @@ class BM25Index:
         Terms are added in query order, as FTS5 does, so both give the same floating-point
         sums; a term a document lacks adds exactly zero and is skipped.
         """
-        terms = tokenize(query)
+        terms = self.analyzer(query)
         matched = {doc_id for term in terms for doc_id in self._postings.get(term, ())}
         result = dict.fromkeys(sorted(matched, key=self._seq.__getitem__), 0.0)
         norms = {doc_id: self._norm(doc_id) for doc_id in result}
@@ -282,7 +360,7 @@ class BM25Index:
             raise StoreError(f"no document {doc_id!r} in the index")
         counts, norm = self._docs[doc_id], self._norm(doc_id)
         parts = []
-        for term in tokenize(query):
+        for term in self.analyzer(query):
             tf, idf = counts.get(term, 0), self.idf(term)
             parts.append(TermExplanation(term, tf, self.df(term), idf, norm,
                                          term_score(idf, tf, norm, self.k1)))

@@ -77,12 +77,13 @@ class ShownHit:
 
     def cite(self) -> str:
         """The hit's cited line, quarantined when the verdict is flagged."""
-        value = self.hit.record
+        value, note = self.hit.record, self.hit.note
         if isinstance(value, Message):
-            return value.cite(quarantine=self.verdict.reasons if self.quarantined else ())
+            return value.cite(quarantine=self.verdict.reasons if self.quarantined else (),
+                              note=note)
         if self.quarantined and not value.flagged:  # a record stored without a scan
-            return replace(value, flagged=True, flag_reasons=self.verdict.reasons).cite()
-        return value.cite()
+            value = replace(value, flagged=True, flag_reasons=self.verdict.reasons)
+        return value.cite(note=note)
 
 
 def judged(hit: Hit, guard: Guard) -> ShownHit:

@@ -60,8 +60,8 @@ class RecallSearch(Protocol):
 
     def search(self, query: str, top_k: int = ..., page: int = ..., *,
                roles: Iterable[str] | None = ..., start: Any = ..., end: Any = ...,
-               scope: dict[str, str] | None = ...) -> Page:
-        """One page of past messages ranked for `query`."""
+               scope: dict[str, str] | None = ..., exclude: Iterable[int] = ...) -> Page:
+        """One page of past messages ranked for `query` (without the `exclude` ids)."""
         ...
 
 

@@ -3,8 +3,12 @@
 Eviction only removes messages from the prompt; they stay here, searchable, so nothing
 is ever lost. Messages keep every field (name, session, turn, tool calls, meta) and come
 back exactly as they went in. Search ranks with BM25 through the storage backend, like
-archival storage; only user and assistant messages are indexed, since tool results and
-system notices (such as memory-pressure warnings) are never worth paging back in.
+archival storage, then reranks BM25's best hits with the priors of `vmem.ranking` (hits
+of the same sitting, the sender named in the query, the newest first on a question about
+the present). Only user and assistant messages are indexed, each as
+`vmem.ranking.recall_document` (with the message before it, the sender's name and the
+date), since tool results and system notices (such as memory-pressure warnings) are
+never worth paging back in.
 
 A store bound to a scope (`RecallStore(..., scope={"user_id": "ana"})`, as `Memory`
 builds it) stores, counts, gets and searches only that scope's messages.
@@ -12,29 +16,31 @@ builds it) stores, counts, gets and searches only that scope's messages.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from .clock import Clock, ensure_utc, utc_now
 from .errors import StoreError
 from .messages import ROLES, Message, Page
+from .ranking import SEARCHABLE_ROLES, Priors, recall_document, rerank
 from .storage.backends import Target, open_backend
-from .storage.base import Filter, Scope
+from .storage.base import Backend, Filter, Ranked, Scope
 from .store import MAX_MESSAGE_CHARS, check_paging, check_size, to_json
-from .tier import check_period, search_page, within
+from .tier import check_period, reranked, search_page, within
 
-SEARCHABLE_ROLES = ("user", "assistant")
+__all__ = ["SEARCHABLE_ROLES", "RecallStore", "indexed_document"]
 
 
 class RecallStore:
     """Every message ever appended: ":memory:", a file path, a connection or a backend."""
 
     def __init__(self, path_or_connection: Target = ":memory:", *, clock: Clock | None = None,
-                 scope: Scope | None = None) -> None:
+                 scope: Scope | None = None, priors: Priors | None = None) -> None:
         self.backend = open_backend(path_or_connection)
         self.clock = clock or utc_now
         self.scope = within(None, scope) or None  # the scope every call acts within
+        self.priors = priors or Priors()
 
     def add(self, message: Message, scope: Scope | None = None) -> Message:
         """Store `message`, filling in its `id` and `created_at` when missing; return it.
@@ -53,9 +59,10 @@ class RecallStore:
         except (TypeError, ValueError, AttributeError) as exc:
             raise StoreError(f"message cannot be stored: {exc} (created_at must be "
                              "timezone-aware; tool_calls and meta must be JSON)") from exc
-        message.id = self.backend.add_message(
-            replace(message, created_at=created_at), scope,
-            searchable=message.role in SEARCHABLE_ROLES)
+        stored = replace(message, created_at=created_at)
+        message.id = self.backend.add_message(stored, scope,
+                                              document=indexed_document(self.backend, stored,
+                                                                        scope))
         message.created_at = created_at
         return message
 
@@ -87,13 +94,14 @@ class RecallStore:
     def search(self, query: str, top_k: int = 5, page: int = 0, *,
                page_size: int | None = None, roles: Iterable[str] | str | None = None,
                start: datetime | None = None, end: datetime | None = None,
-               scope: Scope | None = None) -> Page:
-        """Messages ranked by BM25 for `query`, `top_k` per page, best first.
+               scope: Scope | None = None, exclude: Iterable[int] = ()) -> Page:
+        """Messages ranked for `query` (BM25, then the priors), `top_k` per page, best first.
 
         `page_size` is a synonym of `top_k` (it wins when given). `roles` keeps only
         those roles (tool results and system notices are never searched); `start`/`end`
         keep messages created in that period (both inclusive); `scope` narrows the
-        store's own scope to messages stored with every given key and value.
+        store's own scope to messages stored with every given key and value; `exclude`
+        leaves out these message ids (the question being answered, which matches itself).
         """
         size = top_k if page_size is None else page_size
         check_paging(page, size, size_name="top_k" if page_size is None else "page_size")
@@ -106,10 +114,24 @@ class RecallStore:
                                  f"and only {' and '.join(SEARCHABLE_ROLES)} messages are "
                                  "searchable")
         where = Filter(scope=within(self.scope, scope), start=start, end=end,
-                       roles=None if roles is None else tuple(roles))
-        return search_page(query, page, size, lambda terms, limit, offset:
-                           self.backend.search("recall", terms, where, limit, offset))
+                       roles=None if roles is None else tuple(roles),
+                       exclude=tuple(exclude))
+
+        def rank(terms: Sequence[str], limit: int, offset: int) -> Ranked:
+            return self.backend.search("recall", terms, where, limit, offset)
+        return search_page(query, page, size,
+                           reranked(rank, lambda hits: rerank(hits, query, self.priors)),
+                           self.priors)
 
     def close(self) -> None:
         """Close the backend (its connection); safe to call twice."""
         self.backend.close()
+
+
+def indexed_document(backend: Backend, message: Message, scope: Scope) -> str | None:
+    """What recall indexes for `message` (stored in `scope`, after every message the
+    backend already holds): `vmem.ranking.recall_document`, or None when its role is
+    never searched."""
+    if message.role not in SEARCHABLE_ROLES:
+        return None
+    return recall_document(message, backend.latest_message(scope, SEARCHABLE_ROLES))

@@ -3,12 +3,13 @@
 How FTS5 is used, and what its `bm25()` computes
 ------------------------------------------------
 SQLite's own tokenizers do not split text exactly like `vmem.bm25.tokenize` (final sigma,
-dotted capital I, combining accents differ), so FTS5 never tokenizes on its own: each
-document is stored as the *space-joined output of `tokenize`* in an FTS5 table that uses
+dotted capital I, combining accents differ) and know nothing of its stop words and stems,
+so FTS5 never tokenizes on its own: each document is stored as the *space-joined output
+of `vmem.bm25.analyze`* (the one analyzer) in an FTS5 table that uses
 the `ascii` tokenizer. That tokenizer splits on ASCII non-alphanumerics and treats every
 non-ASCII character as part of a word; our terms contain only letters, digits and marks,
 so it splits exactly on the spaces we put there and sees the same terms, and each
-document's length in FTS5 tokens is `len(tokenize(text))`. A query becomes each of its
+document's length in FTS5 tokens is `len(analyze(text))`. A query becomes each of its
 terms in double quotes joined by `OR` (`"cat" OR "sat" OR "cat"`), so nothing in it is
 ever read as FTS5 syntax, and a repeated word is a repeated phrase that counts each time.
 
@@ -46,7 +47,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .bm25 import FTS5_B, FTS5_K1, contributions, fts5_idf, tokenize
+from .bm25 import FTS5_B, FTS5_K1, analyze, contributions, fts5_idf
 from .errors import StoreError
 from .store import check_scope, time_to_db
 
@@ -117,7 +118,7 @@ class FtsIndex:
     def add(self, conn: sqlite3.Connection, rowid: int, text: str) -> list[str]:
         """Index a document's text (call inside the transaction that stores it); return
         its terms."""
-        terms = tokenize(text)
+        terms = analyze(text)
         conn.execute(f"INSERT INTO {self.table}(rowid, terms) VALUES (?, ?)",
                      (rowid, " ".join(terms)))
         conn.execute(f"INSERT INTO {self.lengths} VALUES (?, ?)", (rowid, len(terms)))

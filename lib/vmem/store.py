@@ -117,8 +117,15 @@ SCHEMA_V1: tuple[str, ...] = (
     )""",
 )
 
+# Version 2: which analyzer built the full-text indexes (`vmem.ranking.INDEX_VERSION`);
+# a file of version 1 was indexed with version 1. The backend re-indexes an older one.
+SCHEMA_V2: tuple[str, ...] = (
+    "CREATE TABLE index_state (version INTEGER NOT NULL)",
+    "INSERT INTO index_state VALUES (1)",
+)
+
 # MIGRATIONS[v] takes a file from schema version v to v + 1 (version 0 = empty file).
-MIGRATIONS: tuple[tuple[str, ...], ...] = (SCHEMA_V1,)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (SCHEMA_V1, SCHEMA_V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -282,7 +282,8 @@ class MemoryTools:
         start, end = _date_range(start_date, end_date)
         _check_page(page)
         found = self.recall.search(query, top_k=PAGE_SIZE, page=page, roles=roles or None,
-                                   start=start, end=end, scope=self.scope)
+                                   start=start, end=end, scope=self.scope,
+                                   exclude=self._asking())
         return self._found("conversation_search", found, "recall memory (past conversation)")
 
     def send_message(self, message: str) -> ToolResult:
@@ -371,6 +372,15 @@ class MemoryTools:
                 action: Literal["append", "replace", "insert", "rethink"]) -> Edited:
         block = self.context.core.get(label)
         return Edited(label, action, len(block.value), block.limit)
+
+    def _asking(self) -> tuple[int, ...]:
+        """The id of the user message of the turn being answered (set by the agent): a
+        search for what it asks would find the question itself first."""
+        if self.turn is None:
+            return ()
+        return tuple(message.id for message in self.context.messages
+                     if message.role == "user" and message.id is not None
+                     and (message.session_id, message.turn) == (self.session_id, self.turn))
 
     def _provenance(self) -> tuple[int | None, int | None]:
         """(session_id, turn) for a write: set by the agent, else the newest user message."""

@@ -32,7 +32,7 @@ from typing import Any
 
 from .errors import StoreError
 from .messages import Message, Record
-from .recall import SEARCHABLE_ROLES
+from .recall import indexed_document
 from .storage.base import Backend, Filter, Scope, in_scope
 
 
@@ -160,7 +160,8 @@ def _message_owners(source: Backend, scopes: list[dict[str, str]]) -> dict[int, 
 def _write_messages(destination: Backend, agents: Sequence[AgentContents],
                     session_ids: dict[int, int], keep_id: Callable) -> dict[int, int]:
     """Store the agents' recall logs in id order; old id -> new id. Only user and
-    assistant messages are indexed for search, as `RecallStore.add` does."""
+    assistant messages are indexed for search, each after the one before it, as
+    `RecallStore.add` does."""
     owned = sorted(((message, agent.scope) for agent in agents for message in agent.messages),
                    key=lambda pair: pair[0].id)
     ids: dict[int, int] = {}
@@ -169,7 +170,8 @@ def _write_messages(destination: Backend, agents: Sequence[AgentContents],
                                                              message.session_id))
         ids[message.id] = keep_id(
             lambda new, copied=copied, scope=scope: destination.add_message(
-                replace(copied, id=new), scope, searchable=copied.role in SEARCHABLE_ROLES),
+                replace(copied, id=new), scope,
+                document=indexed_document(destination, copied, scope)),
             message.id)
     return ids
 

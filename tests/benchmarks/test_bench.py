@@ -3,7 +3,8 @@ times returns the exact top-k of the formula it computes (a correctness check, n
 timing).
 
 "Exact" is `brute_force` below: BM25 written out from its formula, scoring every document
-for every query, independent of `vmem.bm25` except for the shared analyzer.
+for every query, independent of `vmem.bm25` except for the shared analyzer (`analyze`,
+the store's: every engine, rank-bm25 and bm25s included, is given its terms).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections import Counter
 import archival as bench  # benchmarks/archival.py: conftest puts benchmarks/ on sys.path
 import pytest
 
-from vmem.bm25 import BM25Index, tokenize
+from vmem.bm25 import BM25Index, analyze, tokenize
 
 SIZE = 300
 # the formula each engine computes: (idf variant, k1, b)
@@ -26,7 +27,7 @@ def brute_force(texts, variant: str, k1: float, b: float, epsilon: float = 0.25)
     """search(query, k) -> the k best (1-based id, score), ties by id: every document
     scored as the sum over query terms t (repeats included) of
     idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |D| / avgdl))."""
-    docs = [Counter(tokenize(text)) for text in texts]
+    docs = [Counter(analyze(text)) for text in texts]
     n, avgdl = len(docs), sum(sum(doc.values()) for doc in docs) / len(docs)
     df = Counter(term for doc in docs for term in doc)
     ratio = {term: (n - count + 0.5) / (count + 0.5) for term, count in df.items()}
@@ -41,7 +42,7 @@ def brute_force(texts, variant: str, k1: float, b: float, epsilon: float = 0.25)
         return value if value >= 0 else floor  # rank-bm25's BM25Okapi
 
     def search(query: str, k: int) -> list[tuple[int, float]]:
-        terms = tokenize(query)
+        terms = analyze(query)
         scores = {}
         for number, doc in enumerate(docs, 1):
             if any(term in doc for term in terms):
@@ -58,7 +59,7 @@ def test_the_generator_is_seeded_zipf_like_and_asks_questions():
     assert texts != bench.corpus(SIZE, seed=4)[0]
     assert len(queries) == bench.QUERIES
     assert all(3 <= len(tokenize(q)) <= 8 and q.endswith("?") for q in queries)
-    index = BM25Index()
+    index = BM25Index(analyzer=tokenize)  # the generator's words, stop words included
     for number, text in enumerate(texts):
         index.add(number, text)
     # the commonest word is in a large share of records, a rare one in few

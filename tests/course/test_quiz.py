@@ -315,18 +315,22 @@ def test_quiz_00_answers() -> None:
 
 
 def test_quiz_01_answers() -> None:
-    from vmem import BM25Index
+    from vmem import BM25Index, tokenize
 
     code = notebook_code("01_the_problem", "01-02", "01-04", "01-07")
     assert code["fifo_window"](["a b c", "d e", "f"], 4) == ["f"]
     assert right("01_the_problem", 1) == "`['f']`"
     assert code["turns_survived"](2400, code["conversation"][:40]) is None
     assert right("01_the_problem", 2).startswith("`None`")
-    index = BM25Index()
+    index = BM25Index(analyzer=tokenize)  # textbook BM25: every word counts
     index.add(0, "My sister Maya was born on 3 May.")
     index.add(1, "my boss's birthday is in March.")
     (first, top), (_, second) = index.search("When is my sister's birthday?", 2)
     assert first == 1 and top > second
+    assert [t.term for t in index.explain("When is my sister's birthday?", 1).terms
+            if t.tf] == ["is", "my", "s", "birthday"]
+    assert [t.term for t in index.explain("When is my sister's birthday?", 0).terms
+            if t.tf] == ["my", "sister"]
     assert right("01_the_problem", 3).startswith("1:")
 
 
@@ -359,12 +363,12 @@ def test_quiz_02_answers() -> None:
 
 
 def test_quiz_03_answers() -> None:
-    from vmem import ArchivalStore, BM25Index, StepClock
+    from vmem import ArchivalStore, BM25Index, StepClock, tokenize
 
     code = notebook_code("03_archival_store", "03-02", "03-04", "03-06")
     assert code["overlap_score"]("is the cat on the mat", "The cat sat on the mat.") == 4
     assert right("03_archival_store", 1) == "4"
-    index = BM25Index(idf="fts5")
+    index = BM25Index(idf="fts5", analyzer=tokenize)
     for position, doc in enumerate(["a b", "a c", "a d", "e"]):
         index.add(position, doc)
     assert index.idf("a") == 1e-6

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vmem.bm25 import BM25Index, tokenize
+from vmem.bm25 import BM25Index, analyze, tokenize
 from vmem.errors import StoreError
 
 # --- tokenize ---------------------------------------------------------------------
@@ -56,8 +56,21 @@ def test_dotted_capital_i_keeps_its_dot_as_a_combining_mark():
 CORPUS = {1: "a b", 2: "a c c", 3: "d"}  # lengths 2, 3, 1: avgdl 2
 
 
+def test_the_default_analyzer_is_the_stores_and_tokenize_gives_textbook_bm25():
+    """By default `BM25Index` indexes like the stores (`analyze`); the textbook BM25 of
+    lesson 03, where every word counts, is `analyzer=tokenize`."""
+    stores, textbook = BM25Index(), BM25Index(analyzer=tokenize)
+    assert stores.analyzer is analyze and textbook.analyzer is tokenize
+    for index in (stores, textbook):
+        index.add(1, "The cats are painting")
+    assert [term.term for term in stores.explain("the painted cats", 1).terms] == ["paint", "cat"]
+    assert (stores.avgdl, textbook.avgdl) == (2.0, 4.0)
+    assert set(stores.scores("painted")) == {1} and textbook.scores("painted") == {}
+    assert [term.term for term in textbook.explain("the cats", 1).terms] == ["the", "cats"]
+
+
 def test_explain_matches_the_formula_computed_by_hand():
-    index = BM25Index(k1=1.2, b=0.75)
+    index = BM25Index(k1=1.2, b=0.75, analyzer=tokenize)
     for doc_id, text in CORPUS.items():
         index.add(doc_id, text)
     explanation = index.explain("c a", 2)
@@ -80,8 +93,8 @@ def test_explain_matches_the_formula_computed_by_hand():
 
 def test_fts5_idf_floors_at_one_millionth_and_lucene_never_negative():
     texts = {1: "a", 2: "a", 3: "a b"}
-    fts5 = BM25Index(idf="fts5")
-    lucene = BM25Index(idf="lucene")
+    fts5 = BM25Index(idf="fts5", analyzer=tokenize)
+    lucene = BM25Index(idf="lucene", analyzer=tokenize)
     for doc_id, text in texts.items():
         fts5.add(doc_id, text)
         lucene.add(doc_id, text)
@@ -91,7 +104,7 @@ def test_fts5_idf_floors_at_one_millionth_and_lucene_never_negative():
 
 
 def test_okapi_term_in_half_the_documents_scores_zero():
-    index = BM25Index(idf="okapi")
+    index = BM25Index(idf="okapi", analyzer=tokenize)
     for doc_id, text in {1: "x y", 2: "x z", 3: "w", 4: "v"}.items():
         index.add(doc_id, text)
     assert index.idf("x") == 0.0
@@ -100,7 +113,7 @@ def test_okapi_term_in_half_the_documents_scores_zero():
 
 def test_okapi_negative_idf_floor_can_itself_be_negative():
     # Every document contains "a": all idfs are negative, and so is their mean.
-    index = BM25Index(idf="okapi", epsilon=0.25)
+    index = BM25Index(idf="okapi", epsilon=0.25, analyzer=tokenize)
     for doc_id, text in {1: "a b", 2: "a b", 3: "a c"}.items():
         index.add(doc_id, text)
     raw_a = math.log(0.5) - math.log(3.5)
@@ -114,7 +127,7 @@ def test_okapi_negative_idf_floor_can_itself_be_negative():
 
 
 def test_repeated_query_word_counts_each_time():
-    index = BM25Index()
+    index = BM25Index(analyzer=tokenize)
     for doc_id, text in CORPUS.items():
         index.add(doc_id, text)
     assert index.scores("c c c")[2] == pytest.approx(3 * index.scores("c")[2])
@@ -189,7 +202,7 @@ TOKENS = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h", "x1", "y2"])
 def _compare_with_rank_bm25(corpus: list[list[str]], query: list[str]) -> None:
     reference = rank_bm25.BM25Okapi(corpus, k1=1.5, b=0.75, epsilon=0.25)
     expected = reference.get_scores(query)
-    index = BM25Index(k1=1.5, b=0.75, idf="okapi", epsilon=0.25)
+    index = BM25Index(k1=1.5, b=0.75, idf="okapi", epsilon=0.25, analyzer=tokenize)
     for doc_id, tokens in enumerate(corpus):
         index.add(doc_id, " ".join(tokens))
     got = index.scores(" ".join(query))
@@ -214,7 +227,7 @@ def test_okapi_agrees_with_rank_bm25_on_tiny_and_half_the_documents_corpora():
 
 def test_k1_zero_scores_presence_only_and_explains_missing_terms_as_zero():
     """k1 = 0 turns BM25 into a sum of IDFs of the terms present (a slider can go there)."""
-    index = BM25Index(k1=0.0, b=0.75)
+    index = BM25Index(k1=0.0, b=0.75, analyzer=tokenize)
     index.add("a", "red apple red apple")
     index.add("b", "green pear")
     explanation = index.explain("apple pear", "a")

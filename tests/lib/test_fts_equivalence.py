@@ -60,7 +60,7 @@ def test_fts5_and_bm25index_rank_identically(new_target, texts, data):
 def test_many_exact_ties_follow_insertion_order(agent_target):
     store = ArchivalStore(agent_target)
     index = BM25Index(idf="fts5")
-    for text in ["same words"] * 12 + ["other words"] * 3:
+    for text in ["twin words"] * 12 + ["third words"] * 3:
         index.add(store.insert(text), text)
-    _assert_same_ranking(store, index, "same")
-    assert store.search("same", top_k=10).ids == list(range(1, 11))
+    _assert_same_ranking(store, index, "twin")
+    assert store.search("twin", top_k=10).ids == list(range(1, 11))

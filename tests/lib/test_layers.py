@@ -48,7 +48,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     # 1 parts
     "core": (1, 0), "bm25": (1, 0), "summarize": (1, 0), "guard": (1, 0),
     "eviction": (1, 0), "prompt": (1, 0), "signatures": (1, 0), "supersede": (1, 0),
-    "outcomes": (1, 1),
+    "outcomes": (1, 1), "ranking": (1, 1),
     # 2 storage
     "store": (2, 0), "storage.base": (2, 0), "search": (2, 1), "storage.topk": (2, 2),
     "storage.sqlite": (2, 3), "storage.backends": (2, 5), "tier": (2, 6),

@@ -261,7 +261,7 @@ def test_two_scopes_in_one_file_see_only_their_own_memory(new_target):
             "I could not find anything about that in my memory."
         archival, recall = (call.result.page for call in turns[0].calls[:2])
         assert archival.total == 0  # Ana's record about her sister is not Bob's
-        assert [bob.recall.get(i).content for i in recall.ids] == ["Where does my sister live?"]
+        assert recall.total == 0  # not Ana's messages, nor the question itself
         assert (len(bob.recall), len(bob.archival)) == \
             (len(bob_alone.recall), len(bob_alone.archival))
         assert [s for s, _ in bob.sessions()] == [2]

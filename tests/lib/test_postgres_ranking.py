@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vmem.bm25 import BM25Index, tokenize
+from vmem.bm25 import BM25Index, analyze
 from vmem.storage.postgres_search import CHANGES_DDL, STATS_DDL, PgIndex
 
 VOCAB = [f"w{i}" for i in range(40)] + ["Café", "naïve", "東京", "x2", "İstanbul"]
@@ -51,7 +51,7 @@ def _remove(conn: psycopg.Connection, index: BM25Index, doc: int) -> None:
 
 def _assert_same(conn: psycopg.Connection, index: BM25Index, query: str, *, page_size: int,
                  keep=lambda doc: True, where: str = "") -> None:
-    terms = tokenize(query)
+    terms = analyze(query)
     expected = [(doc, score) for doc, score in index.search(query, k=len(index) or 1)
                 if keep(doc)]
     for page in range(3):
@@ -90,23 +90,23 @@ def test_postgres_ranks_as_bm25index_fts5(conn, texts, data):
 
 def test_exact_ties_come_in_id_order_across_pages(conn):
     index = BM25Index(idf="fts5")
-    for doc, text in enumerate(["same words"] * 12 + ["other words"] * 3, start=1):
+    for doc, text in enumerate(["twin words"] * 12 + ["third words"] * 3, start=1):
         _add(conn, index, doc, text)
-    _assert_same(conn, index, "same words same", page_size=5)
-    total, hits = INDEX.search(conn, ["same"], "", (), 5, 5)
+    _assert_same(conn, index, "twin words twin", page_size=5)
+    total, hits = INDEX.search(conn, ["twin"], "", (), 5, 5)
     assert total == 12 and [hit.doc for hit in hits] == [6, 7, 8, 9, 10]
 
 
 def test_statistics_follow_writes_and_rollbacks(conn):
     index = BM25Index(idf="fts5")
-    _add(conn, index, 1, "a b c")
+    _add(conn, index, 1, "x b c")
     _add(conn, index, 2, "!!!")  # indexed with no terms: counts as a document, as in FTS5
     with pytest.raises(RuntimeError), conn.transaction():
-        conn.execute("INSERT INTO docs (id, text) VALUES (3, 'd e')")
-        INDEX.add(conn, 3, "d e")
+        conn.execute("INSERT INTO docs (id, text) VALUES (3, 'f e')")
+        INDEX.add(conn, 3, "f e")
         raise RuntimeError("rolled back")
-    assert INDEX.stats(conn, ["a", "d"]) == (2, 3, {"a": 1, "d": 0})
+    assert INDEX.stats(conn, ["x", "f"]) == (2, 3, {"x": 1, "f": 0})
     _remove(conn, index, 2)
     _remove(conn, index, 1)
-    assert INDEX.stats(conn, ["a"]) == (0, 0, {"a": 0})
-    assert INDEX.search(conn, ["a"], "", (), 5, 0) == (0, [])
+    assert INDEX.stats(conn, ["x"]) == (0, 0, {"x": 0})
+    assert INDEX.search(conn, ["x"], "", (), 5, 0) == (0, [])

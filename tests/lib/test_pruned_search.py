@@ -118,11 +118,11 @@ def test_interleaved_inserts_and_searches_stay_exact(texts, rounds):
 def test_heavy_ties_page_by_insertion_order():
     mirror = Mirror(ArchivalStore())
     for _ in range(40):
-        mirror.insert("same words here")
+        mirror.insert("twin words dup")
     mirror.insert("words")
     for page in range(10):
-        mirror.check("same words", top_k=4, page=page)
-    assert mirror.store.search("same", top_k=3, page=2).ids == [7, 8, 9]
+        mirror.check("twin words", top_k=4, page=page)
+    assert mirror.store.search("twin", top_k=3, page=2).ids == [7, 8, 9]
 
 
 def test_a_rolled_back_insert_never_reaches_the_ranking():

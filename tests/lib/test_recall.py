@@ -8,6 +8,7 @@ import pytest
 
 from vmem.errors import InputTooLargeError, StoreError
 from vmem.messages import Message
+from vmem.ranking import Priors
 from vmem.recall import RecallStore
 from vmem.store import MAX_MESSAGE_CHARS
 
@@ -85,17 +86,21 @@ def test_oversized_message_is_refused_at_the_limit(agent_target, clock):
 
 @pytest.fixture
 def chat(agent_target, clock) -> RecallStore:
-    recall = RecallStore(agent_target, clock=clock)
+    """Plain BM25 over the indexed messages (the priors are tested in test_ranking.py):
+    the first four messages are one sitting, so each reply is indexed with the message
+    before it; "we went hiking" comes hours later, in a sitting of its own."""
+    recall = RecallStore(agent_target, clock=clock, priors=Priors(sitting=0.0, speaker=0.0))
     rows = [
         ("user", "I adopted a cat named Luna", {"user_id": "u1"}),
         ("assistant", "Luna is a lovely name for a cat, cat lovers agree", {"user_id": "u1"}),
         ("tool", "cat search results: Luna", {"user_id": "u1"}),
         ("system", "memory pressure: cat", {"user_id": "u1"}),
-        ("user", "my sister has a cat too", {"user_id": "u2"}),
+        ("user", "my sister has a cat named Mia", {"user_id": "u2"}),
         ("user", "we went hiking", {"user_id": "u1"}),
     ]
     for role, content, scope in rows:
-        recall.add(Message(role=role, content=content), scope=scope)
+        later = T0 + timedelta(hours=3) if content == "we went hiking" else None
+        recall.add(Message(role=role, content=content, created_at=later), scope=scope)
     return recall
 
 
@@ -130,7 +135,7 @@ def test_search_pages_and_renders_with_real_times(chat):
     lines = second.render().splitlines()
     assert lines[0] == 'showing 3-3 of 3 for "cat"'
     assert lines[1] == "[message 5 | session ?, turn ? | 2024-01-01 09:00 UTC] user: " \
-                       "my sister has a cat too"
+                       "my sister has a cat named Mia"
     past = chat.search("cat", page=5, page_size=2)
     assert past.hits == [] and "past the end" in past.render()
 

@@ -134,7 +134,7 @@ def test_a_scoped_memorys_stores_act_within_its_scope_by_default(agent_file):
         assert archival.get(new).scope == ANA
         said = recall.search(WORDS, top_k=100)
         _only((hit.record.content for hit in said), "ana")
-        assert said.total == 6  # Ana's six user messages
+        assert said.total == 12  # Ana's six messages, and the six replies indexed with them
         assert len(recall) == 12 and len(RecallStore(path)) == 24  # hers, and the file's
         ben_message = RecallStore(path).search("ben", top_k=1, scope=BEN).ids[0]
         with pytest.raises(StoreError, match=f"no message with id {ben_message}"):

@@ -150,7 +150,9 @@ def test_both_stores_page_the_same_way(clock):
     archival, recall = ArchivalStore(clock=clock), RecallStore(clock=clock)
     for i in range(7):
         archival.insert(f"cat number {i}")
-        recall.add(Message("user", f"cat number {i}"))
+        # a day apart: each its own sitting, indexed alone, so all seven tie
+        recall.add(Message("user", f"cat number {i}",
+                           created_at=datetime(2024, 1, 1 + i, tzinfo=timezone.utc)))
     for store in (archival, recall):
         parameters = list(inspect.signature(store.search).parameters.values())
         assert [(p.name, p.default) for p in parameters[:3]] == [

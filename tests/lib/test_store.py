@@ -29,7 +29,7 @@ def _pragma(conn: sqlite3.Connection, name: str):
 
 def test_memory_store_gets_the_current_schema():
     conn = connect(":memory:")
-    assert _pragma(conn, "user_version") == SCHEMA_VERSION == 1
+    assert _pragma(conn, "user_version") == SCHEMA_VERSION == 2
     assert _pragma(conn, "application_id") == APPLICATION_ID
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     assert {"messages", "messages_fts", "archival", "archival_fts", "fts_stats"} <= tables
@@ -153,9 +153,9 @@ def test_an_older_file_is_migrated_forward(tmp_path, monkeypatch):
     archival.backend.conn.close()
     step = ("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",)
     monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, step))
-    monkeypatch.setattr(store, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store, "SCHEMA_VERSION", store.SCHEMA_VERSION + 1)
     conn = connect(path)
-    assert _pragma(conn, "user_version") == 2
+    assert _pragma(conn, "user_version") == store.SCHEMA_VERSION
     conn.execute("INSERT INTO notes (body) VALUES ('new table works')")
     assert ArchivalStore(conn).get(record_id).text == "kept across the upgrade"
 
@@ -230,7 +230,7 @@ def test_a_write_is_durable_for_another_connection_once_committed(tmp_path):
 def test_fts_stats_track_documents_and_tokens_through_adds_and_removes():
     conn = connect()
     index = FtsIndex("archival_fts", "archival")
-    index.add(conn, 1, "Three words here")
+    index.add(conn, 1, "Three green words")
     index.add(conn, 2, "two words")
     index.add(conn, 3, "?!")  # a document with no terms still counts
     index.remove(conn, 2)

@@ -599,6 +599,27 @@ def test_tokenize_is_the_analyzer_the_explorer_uses(store) -> None:
     assert view.terms == tuple(tokenize("Kiwi, APPLE!")) == ("kiwi", "apple")
 
 
+def test_the_view_reads_query_terms_with_the_index_analyzer(store) -> None:
+    """`build_index` is textbook BM25 (every word counts); an index built with the stores'
+    `analyze` is explained with its own terms, so legend, bars and overlap agree."""
+    from vmem.bm25 import BM25Index, analyze
+    records = store.records()
+    assert viz.build_index(records).analyzer is tokenize
+    stemmed = BM25Index(analyzer=analyze)
+    for record in records:
+        stemmed.add(record.id, record.text)
+    view = viz.retrieval_view(stemmed, records, "the apples and bananas", k1=1.2, b=0.75,
+                              top_k=5)
+    assert view.terms == tuple(analyze("the apples and bananas")) == ("appl", "banana")
+    assert all(term in view.terms for hit in view.bm25 for term, _ in hit.parts)
+    assert [hit.record_id for hit in view.overlap] == [1, 2, 4]
+    assert "appl" in viz.retrieval_html(view)
+    textbook = viz.retrieval_view(viz.build_index(records), records,
+                                  "the apples and bananas", k1=1.2, b=0.75, top_k=5)
+    assert textbook.terms == ("the", "apples", "and", "bananas")
+    assert textbook.unmatched == textbook.terms and not textbook.bm25
+
+
 def docstring_example(widget: type) -> tuple[str, str]:
     """(the statements, the final expression) of the example in a widget's docstring."""
     lines = inspect.getdoc(widget).splitlines()

@@ -21,9 +21,13 @@ Options for dialog turns (`RankConfig` fields):
              the top few hits are added to the query with a lower weight.
 - `recency`  a mild prior for later turns (what a FIFO-minded agent assumes).
 
-`dialog/recall` is the library's own path: `ingest_memory` feeds the turns through a fresh
-`Memory`'s main context, as an agent receives them (the oldest are evicted to recall and
-summarized), and the question searches its recall storage (SQLite FTS5, same analyzer).
+`dialog/recall` is the library's own path, what a user of vmem does: `ingest_memory` opens
+one `Memory` per conversation and appends each turn to its main context as
+`Message(role="user", name=speaker, content=text, created_at=..., meta={"dia_id": ...})`
+and nothing else (the oldest are evicted to recall and summarized); each question is
+`memory.recall.search(question)`, with the store's defaults (`vmem.ranking`). Sessions
+show only as gaps in time. `dialog/archival` stores each turn as an archival record
+("speaker: text", created at the turn's time) and searches archival storage.
 Observation and summary units (`observation/bm25`, `summary/bm25`) are ranked with plain
 BM25 and scored through the turns they stand for.
 """
@@ -33,9 +37,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
 
-from ..bm25 import BM25Index
+from ..archival import ArchivalStore
+from ..bm25 import BM25Index, tokenize
 from ..memory import Memory
 from ..messages import Message
 from .analysis import analyze
@@ -110,11 +116,26 @@ def ingest_turns(messages: Sequence[Message], config: RankConfig) -> TurnRanker:
 
 
 def ingest_memory(messages: Sequence[Message]) -> Memory:
-    """Append copies of a conversation's turns to a fresh in-memory agent, one by one."""
+    """A fresh in-memory agent that was told a conversation's turns one by one, each as
+    a user message with the speaker's name, the turn's time and its dia_id only."""
     memory = Memory.open(":memory:")
     for message in messages:
-        memory.context.append(replace(message, id=None, meta=dict(message.meta)))
+        memory.context.append(Message(role="user", name=message.name, content=message.content,
+                                      created_at=message.created_at,
+                                      meta={"dia_id": message.meta["dia_id"]}))
     return memory
+
+
+def ingest_archival(messages: Sequence[Message]) -> ArchivalStore:
+    """A fresh archival store holding each turn as a record "speaker: text", stored at
+    the turn's time."""
+    now: list[datetime] = []
+    store = ArchivalStore(":memory:", clock=lambda: now[-1])
+    for message in messages:
+        now.append(message.created_at or datetime.now(timezone.utc))
+        store.insert(f"{message.name}: {message.content}", session_id=message.session_id,
+                     turn_id=message.turn)
+    return store
 
 
 def default_configs(units: bool = True) -> list[str]:
@@ -122,7 +143,7 @@ def default_configs(units: bool = True) -> list[str]:
     combination, the same plus the remaining options except recency, the recall store,
     and (with `units`) observations and summaries."""
     configs = [PLAIN, *(f"{PLAIN}+{option}" for option in OPTION_ORDER), BEST,
-               BEST + "+caption+prf", "dialog/recall"]
+               BEST + "+caption+prf", "dialog/recall", "dialog/archival"]
     return configs + (["observation/bm25", "summary/bm25"] if units else [])
 
 
@@ -133,7 +154,7 @@ class TurnRanker:
         self.config = config
         self.messages = list(messages)
         texts = [self._analyze(turn_text(m, config)) for m in self.messages]
-        self.index = BM25Index(config.k1, config.b)
+        self.index = BM25Index(config.k1, config.b, analyzer=tokenize)
         self.terms: list[set[str]] = []
         for position, text in enumerate(texts):
             if config.context and position > 0:
@@ -142,7 +163,7 @@ class TurnRanker:
             self.terms.append(set(text.split()))
         self.sessions: BM25Index | None = None
         if config.session:
-            self.sessions = BM25Index(config.k1, config.b)
+            self.sessions = BM25Index(config.k1, config.b, analyzer=tokenize)
             grouped: dict[int | None, list[str]] = {}
             for message, text in zip(self.messages, texts, strict=True):
                 grouped.setdefault(message.session_id, []).append(text)
@@ -201,7 +222,7 @@ class UnitRanker:
     """Plain BM25 over retrieval units (observations, summaries) given as texts."""
 
     def __init__(self, texts: Sequence[str]) -> None:
-        self.index = BM25Index()
+        self.index = BM25Index(analyzer=tokenize)
         for position, text in enumerate(texts):
             self.index.add(position, text)
 
@@ -216,8 +237,8 @@ def evaluate_recall(conversations: Sequence[Conversation], configs: Sequence[str
                     ) -> dict[str, dict[str, dict[str, float]]]:
     """Evidence recall@k per configuration, per category (in `order`) and overall, in percent.
 
-    `configs` are names: `dialog/bm25[+option...]`, `dialog/recall`, `observation/bm25`,
-    `summary/bm25`. Questions without resolvable evidence are skipped.
+    `configs` are names: `dialog/bm25[+option...]`, `dialog/recall`, `dialog/archival`,
+    `observation/bm25`, `summary/bm25`. Questions without resolvable evidence are skipped.
     """
     result = {}
     for name in configs:
@@ -246,5 +267,9 @@ def _unit_ranking(conversation: Conversation, name: str) -> Callable[[str, int],
         recall = ingest_memory(turns).recall
         return lambda question, k: [hit.record.meta["dia_id"]
                                     for hit in recall.search(question, top_k=k)]
+    if name == "dialog/archival":
+        archival = ingest_archival(turns)
+        return lambda question, k: [turns[hit.record.id - 1].meta["dia_id"]
+                                    for hit in archival.search(question, top_k=k)]
     turn_ranker = ingest_turns(turns, RankConfig.parse(name))
     return lambda question, k: [turns[p].meta["dia_id"] for p in turn_ranker.rank(question, k)]

@@ -33,7 +33,7 @@ class Filter:
     """Which rows an operation sees: every condition given must hold (empty: all rows).
 
     - `scope`: rows stored with every key and value given ({} or None: any scope);
-    - `ids`: only these ids (None: any id);
+    - `ids`: only these ids (None: any id); `exclude`: never these ids;
     - `start`/`end`: created in that period, both inclusive, either optional;
     - `tags` with `tag_mode` "any" (at least one) or "all" (archival only);
     - `roles`: only messages of these roles (recall only; None: any role);
@@ -42,6 +42,7 @@ class Filter:
 
     scope: Scope | None = None
     ids: tuple[int, ...] | None = None
+    exclude: tuple[int, ...] = ()
     start: datetime | None = None
     end: datetime | None = None
     tags: tuple[str, ...] = ()
@@ -130,9 +131,14 @@ class Backend(Protocol):
         """Mark a record invalid since `at`, replaced by `superseded_by`."""
 
     # --- recall messages --------------------------------------------------------------
-    def add_message(self, message: Message, scope: Scope, *, searchable: bool) -> int:
+    def add_message(self, message: Message, scope: Scope, *, document: str | None) -> int:
         """Store a message (with its id, or a new one when it has none) and return the
-        id; index its content when `searchable`. An id already stored: StoreError."""
+        id; index `document` for it (`vmem.ranking.recall_document`; None: not
+        searchable). An id already stored: StoreError."""
+
+    def latest_message(self, scope: Scope, roles: Sequence[str]) -> Message | None:
+        """The newest message stored with exactly `scope` and one of `roles`, or None:
+        the message a new one of that agent is indexed after."""
 
     def messages(self, where: Filter) -> list[Message]:
         """The messages `where` keeps, in id order."""

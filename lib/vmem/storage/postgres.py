@@ -35,6 +35,7 @@ from psycopg.types.json import Jsonb
 from ..clock import utc_now
 from ..errors import AgentLockedError, StoreError, StoreFormatError
 from ..messages import Hit, Message, Record
+from ..ranking import INDEX_VERSION, recall_documents
 from ..store import from_json, to_json
 from .base import Filter, Ranked, Scope, Tier, scopes_to_forget
 from .postgres_cache import PgSearchCache
@@ -61,6 +62,7 @@ class PostgresBackend:
         self.where = safe_url(url)
         self._owned = conn is None
         self.conn = connect(url) if conn is None else conn
+        _index_again_if_older(self.conn)
         self.caches = caches if caches is not None else new_caches()
 
     # --- the store as a whole ---------------------------------------------------------
@@ -214,7 +216,7 @@ class PostgresBackend:
                               "WHERE id = %s", (at, superseded_by, record_id))
 
     # --- recall messages --------------------------------------------------------------
-    def add_message(self, message: Message, scope: Scope, *, searchable: bool) -> int:
+    def add_message(self, message: Message, scope: Scope, *, document: str | None) -> int:
         _refuse_nul("the message", message.content, message.name, message.tool_call_id,
                     *scope.values())
         columns = ("role, content, name, session_id, turn, created_at, tool_calls, "
@@ -226,8 +228,9 @@ class PostgresBackend:
         try:
             with self.conn.transaction():
                 message_id = self._insert("messages", columns, values, message.id)
-                if searchable:
-                    INDEXES["recall"].add(self.conn, message_id, message.content)
+                if document is not None:
+                    _refuse_nul("the message's indexed text", document)
+                    INDEXES["recall"].add(self.conn, message_id, document)
         except psycopg.errors.UniqueViolation as exc:
             raise StoreError(f"message {message.id} is already in recall storage; "
                              "store a new Message (without an id) instead") from exc
@@ -238,6 +241,13 @@ class PostgresBackend:
         rows = self.conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages AS d "
                                  f"WHERE {sql} ORDER BY d.id", params)
         return [_message(row) for row in rows]
+
+    def latest_message(self, scope: Scope, roles: Sequence[str]) -> Message | None:
+        sql, params = _where(Filter(roles=tuple(roles)))
+        row = self.conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages AS d WHERE {sql} "
+                                "AND d.scope = %s ORDER BY d.id DESC LIMIT 1",
+                                (*params, Jsonb(dict(scope)))).fetchone()
+        return None if row is None else _message(row)
 
     def last_turn(self, session_id: int, scope: Scope) -> int:
         sql, params = _where(Filter(scope=scope))
@@ -358,6 +368,29 @@ def count_sessions(url: str) -> int:
         return 0
 
 
+def _index_again_if_older(conn: psycopg.Connection) -> None:
+    """Index every record and searchable message again when the schema's indexes were
+    built by an older `INDEX_VERSION` (a query analysed today would miss their terms)."""
+    version = "SELECT value::int FROM vmem_meta WHERE key = 'index_version'"
+    if conn.execute(version).fetchone()[0] >= INDEX_VERSION:
+        return
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key("vmem index version"),))
+        if conn.execute(version).fetchone()[0] >= INDEX_VERSION:
+            return  # another connection did it meanwhile
+        archival, recall = INDEXES["archival"], INDEXES["recall"]
+        for rowid, text in conn.execute("SELECT id, text FROM archival ORDER BY id").fetchall():
+            archival.remove(conn, rowid)
+            archival.add(conn, rowid, text)
+        stored = [(_message(row[:-1]), to_json(row[-1])) for row in conn.execute(
+            f"SELECT {_MESSAGE_COLUMNS}, d.scope FROM messages AS d ORDER BY d.id").fetchall()]
+        for rowid, document in recall_documents(stored):
+            recall.remove(conn, rowid)
+            recall.add(conn, rowid, document)
+        conn.execute("UPDATE vmem_meta SET value = %s WHERE key = 'index_version'",
+                     (str(INDEX_VERSION),))
+
+
 def _refuse_nul(what: str, *values: str | None) -> None:
     """PostgreSQL text cannot hold the character NUL (SQLite's can): refuse it, saying so."""
     if any(value is not None and "\x00" in value for value in values):
@@ -376,6 +409,9 @@ def _where(where: Filter) -> tuple[str, list[Any]]:
     if where.ids is not None:
         clauses.append("d.id = ANY(%s)")
         params.append(list(where.ids))
+    if where.exclude:
+        clauses.append("d.id <> ALL(%s)")
+        params.append(list(where.exclude))
     if where.start is not None:
         clauses.append("d.created_at >= %s")
         params.append(where.start)

@@ -18,7 +18,7 @@ written in the same transaction as the row it indexes:
   them all). Every `COMPACT_EVERY` rows a writer folds a tier's rows into one; two
   folding at once each fold only the rows they deleted, so the sum stays exact.
 
-The terms are `vmem.bm25.tokenize`'s, as for FTS5, and the statistics cover every row
+The terms are `vmem.bm25.analyze`'s, as for FTS5, and the statistics cover every row
 of the tier (every scope, as in an SQLite file), so N, avgdl and each term's document
 count n are FTS5's. Ranking is two statements: the statistics with each distinct query
 term's n (its postings counted), then, in SQL, every matching document's score summed in
@@ -42,7 +42,7 @@ from typing import Any
 
 import psycopg
 
-from ..bm25 import FTS5_B, FTS5_K1, fts5_idf, length_norm, term_score, tokenize
+from ..bm25 import FTS5_B, FTS5_K1, analyze, fts5_idf, length_norm, term_score
 
 COMPACT_EVERY = 256
 CANDIDATE_MARGIN = 1e-9  # far above the rounding differences of two summation orders
@@ -119,7 +119,7 @@ class PgIndex:
     # --- writing (inside the caller's transaction) ---------------------------------
     def add(self, conn: psycopg.Connection, doc: int, text: str) -> None:
         """Index a stored document's text: its postings, its length, the statistics."""
-        terms = tokenize(text)
+        terms = analyze(text)
         counts = Counter(terms)
         self._counted(conn, f"""WITH postings AS (
                 INSERT INTO {self.postings} (term, doc, tf, length)

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from ..errors import StoreError, StoreFormatError
 from ..messages import Hit, Message, Record
+from ..ranking import INDEX_VERSION, recall_documents
 from ..search import FtsIndex, Where
 from ..store import (
     connect,
@@ -50,6 +51,7 @@ class SqliteBackend:
     def __init__(self, target: str | os.PathLike[str] | sqlite3.Connection = ":memory:"
                  ) -> None:
         self.conn = connect(target)
+        _index_again_if_older(self.conn)
         self._caches = {tier: SearchCache(index) for tier, index in _INDEXES.items()}
         self._file = None if isinstance(target, sqlite3.Connection) or os.fspath(target) in (
             "", ":memory:") else os.fspath(target)
@@ -156,7 +158,7 @@ class SqliteBackend:
                               "WHERE id = ?", (time_to_db(at), superseded_by, record_id))
 
     # --- recall messages --------------------------------------------------------------
-    def add_message(self, message: Message, scope: Scope, *, searchable: bool) -> int:
+    def add_message(self, message: Message, scope: Scope, *, document: str | None) -> int:
         try:
             with self._caches["recall"].writing(self.conn) as changes:
                 rowid = self.conn.execute(
@@ -167,9 +169,9 @@ class SqliteBackend:
                      None if message.tool_calls is None else to_json(message.tool_calls),
                      message.tool_call_id, to_json(message.meta), to_json(dict(scope)))
                 ).lastrowid
-                if searchable:
-                    changes.append((rowid, _INDEXES["recall"].add(self.conn, rowid,
-                                                                  message.content), 1))
+                if document is not None:
+                    changes.append((rowid, _INDEXES["recall"].add(self.conn, rowid, document),
+                                    1))
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"message {message.id} is already in recall storage; "
                              "store a new Message (without an id) instead") from exc
@@ -180,6 +182,12 @@ class SqliteBackend:
         rows = self.conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages AS d "
                                  f"WHERE {sql.sql} ORDER BY d.id", sql.params)
         return [_message(row) for row in rows]
+
+    def latest_message(self, scope: Scope, roles: Sequence[str]) -> Message | None:
+        sql = _where(Filter(roles=tuple(roles))).add("d.scope = ?", to_json(dict(scope)))
+        row = self.conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages AS d WHERE "
+                                f"{sql.sql} ORDER BY d.id DESC LIMIT 1", sql.params).fetchone()
+        return None if row is None else _message(row)
 
     def last_turn(self, session_id: int, scope: Scope) -> int:
         sql = Where().add("d.session_id = ?", session_id).scope(dict(scope))
@@ -287,6 +295,27 @@ def count_sessions(path: str) -> int:
         return 0
 
 
+def _index_again_if_older(conn: sqlite3.Connection) -> None:
+    """Index every record and searchable message again when the file's indexes were
+    built by an older `INDEX_VERSION` (a query analysed today would miss their terms)."""
+    version = "SELECT version FROM index_state"
+    if conn.execute(version).fetchone()[0] >= INDEX_VERSION:
+        return
+    with transaction(conn):
+        if conn.execute(version).fetchone()[0] >= INDEX_VERSION:
+            return  # another connection did it meanwhile
+        archival, recall = _INDEXES["archival"], _INDEXES["recall"]
+        for rowid, text in conn.execute("SELECT id, text FROM archival ORDER BY id").fetchall():
+            archival.remove(conn, rowid)
+            archival.add(conn, rowid, text)
+        stored = [(_message(row[:-1]), row[-1]) for row in conn.execute(
+            f"SELECT {_MESSAGE_COLUMNS}, scope FROM messages ORDER BY id").fetchall()]
+        for rowid, document in recall_documents(stored):
+            recall.remove(conn, rowid)
+            recall.add(conn, rowid, document)
+        conn.execute("UPDATE index_state SET version = ?", (INDEX_VERSION,))
+
+
 def _scrub(conn: sqlite3.Connection) -> None:
     """Rewrite the file from its live rows only, and empty its WAL.
 
@@ -319,6 +348,8 @@ def _where(where: Filter) -> Where:
     sql = Where()
     if where.ids is not None:
         sql.add("d.id IN (SELECT value FROM json_each(?))", json.dumps(list(where.ids)))
+    if where.exclude:
+        sql.add("d.id NOT IN (SELECT value FROM json_each(?))", json.dumps(list(where.exclude)))
     sql.period(where.start, where.end).scope(None if where.scope is None else dict(where.scope))
     if not where.include_invalid:
         sql.hide("d.invalid_at IS NOT NULL")

@@ -8,6 +8,10 @@ splits each hit's score by query term (with each term's tf, idf and the record's
 normalisation, which the view prints in a small table under the hit), and ranks the
 same records by the token-overlap baseline; `retrieval_html` draws both side by side.
 The widget wires a query box and the top_k, k1 and b sliders to them.
+
+The explorer teaches textbook BM25, where every word counts: `build_index` indexes with
+`tokenize` (not the stores' stemming `analyze`), and the view reads the query's terms with
+the index's own analyzer, so the legend, bars and term tables name the terms it scores.
 """
 
 from __future__ import annotations
@@ -95,20 +99,23 @@ class RetrievalView:
 
 
 def build_index(records: Sequence[Record]) -> BM25Index:
-    """A pure-Python `BM25Index` over the records' text, keyed by record id."""
-    index = BM25Index()
+    """A pure-Python textbook `BM25Index` over the records' text, keyed by record id:
+    every word `tokenize` finds is a term (no stop words dropped, no stemming)."""
+    index = BM25Index(analyzer=tokenize)
     for record in records:
         index.add(record.id, record.text)
     return index
 
 
-def overlap_ranking(query: str, records: Sequence[Record], top_k: int) -> list[OverlapHit]:
+def overlap_ranking(query: str, records: Sequence[Record], top_k: int, *,
+                    analyzer: Callable[[str], list[str]] = tokenize) -> list[OverlapHit]:
     """The baseline: records ranked by how many distinct query terms they contain, ties
-    in insertion order; records sharing no term are left out."""
-    terms = list(dict.fromkeys(tokenize(query)))
+    in insertion order; records sharing no term are left out. Terms are `analyzer`'s
+    (`tokenize`'s words by default; `retrieval_view` passes its index's analyzer)."""
+    terms = list(dict.fromkeys(analyzer(query)))
     hits = []
     for record in records:
-        words = set(tokenize(record.text))
+        words = set(analyzer(record.text))
         matched = tuple(term for term in terms if term in words)
         if matched:
             hits.append(OverlapHit(record.id, record.text, matched))
@@ -141,11 +148,13 @@ def retrieval_view(index: BM25Index, records: Sequence[Record], query: str, *,
     shallow copy that shares its postings and takes its own k1 and b. With a `scorer`
     (a learner's BM25, say) the BM25 column is ranked and scored by it instead; the
     per-term tables still come from `index`, so a scorer that disagrees with BM25 shows
-    its scores beside terms whose shares do not add up to them.
+    its scores beside terms whose shares do not add up to them. Query terms (legend,
+    bars, tables and the baseline's matches) come from `index.analyzer`, the analyzer
+    the index scores with.
     """
     tuned = copy.copy(index)
     tuned.k1, tuned.b = k1, b
-    terms = tuple(dict.fromkeys(tokenize(query)))
+    terms = tuple(dict.fromkeys(index.analyzer(query)))
     text = {record.id: record.text for record in records}
     hits = []
     ranking = tuned.search(query, k=top_k) if scorer is None else scored_ranking(
@@ -164,7 +173,9 @@ def retrieval_view(index: BM25Index, records: Sequence[Record], query: str, *,
                               tuple(rows.values()), explained.doc_len))
     return RetrievalView(query, terms, tuple(tuned.idf(term) for term in terms),
                          tuple(tuned.df(term) for term in terms), k1, b, top_k, len(records),
-                         tuple(hits), tuple(overlap_ranking(query, records, top_k)), relevant,
+                         tuple(hits),
+                         tuple(overlap_ranking(query, records, top_k, analyzer=index.analyzer)),
+                         relevant,
                          tuned.avgdl)
 
 
@@ -262,7 +273,8 @@ class RetrievalExplorer(Box):
 
     Controls: `.query` (a text box), `.top_k`, `.k1` and `.b` (sliders) and `.reset` (a
     button back to k1 = 1.2, b = 0.75). The records are read once, when the explorer is
-    built, and indexed with the pure-Python `BM25Index` (`.index`, over `.records`).
+    built, and indexed with the pure-Python textbook `BM25Index` (`.index`, over
+    `.records`; every word `tokenize` finds counts, see `build_index`).
     `scorer=` ranks the BM25 column with another BM25, such as the one notebook 03's
     learner writes: `scorer(query, texts, k1=..., b=...)` returns one score per text.
     `.view()` is the `RetrievalView` on screen.

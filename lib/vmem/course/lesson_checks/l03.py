@@ -3,7 +3,9 @@ Okapi's), BM25 score of one document, top-k search and a tiny archival store wit
 hits, each run on a corpus the lesson does not show and compared with `vmem.bm25`.
 
 The learner's functions take analysed terms (`vmem.tokenize`'s output) where the lesson
-says so, and plain texts elsewhere; scores are compared with `math.isclose`.
+says so, and plain texts elsewhere; scores are compared with `math.isclose`. The lesson
+teaches textbook BM25, where every word counts, so the reference `BM25Index` is built with
+`analyzer=tokenize` (not the stores' stemming `analyze`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ _QUERIES = ["heron river", "the ferry", "kingfisher meadow spring", "rain rain",
 
 
 def _index(docs: Sequence[str], k1: float = 1.2, b: float = 0.75) -> BM25Index:
-    index = BM25Index(k1=k1, b=b)
+    """The lesson's textbook BM25: every word `tokenize` finds counts (no stop words, no
+    stemming), as in the learner's functions."""
+    index = BM25Index(k1=k1, b=b, analyzer=tokenize)
     for position, doc in enumerate(docs):
         index.add(position, doc)
     return index

@@ -1,0 +1,189 @@
+"""What a memory search adds to BM25: what a message is indexed as, and the priors.
+
+BM25 alone ranks each stored text on its own words. A conversation is more than that, and
+the stores use what they already hold (docs/RETRIEVAL.md has the measurements, chosen on
+LoCoMo conversations 1-5 and reported on 6-10):
+
+- **What a recall message is indexed as** (`recall_document`): the message before it in
+  the same sitting (a reply is often about the question it answers: "Researching
+  adoption agencies" answers "What are you up to?"), the speaker's name (questions name
+  people), the message itself, its date as words ("8 May 2023"), and the word "asked"
+  when it asks something. Archival records are indexed as their text.
+- **Priors** that rerank BM25's best `POOL` hits (`rerank`), in BM25 units and shown in
+  `Hit.terms` beside the query's words, so the parts still sum to the score:
+  - `SITTING` ("(same sitting)"): a share of the scores of the other hits written within
+    `SITTING_GAP` of it. Evidence comes in runs: a day's talk about a trip holds several
+    hits, a stray match on a common word holds one.
+  - `SPEAKER` ("(speaker)"): a share when the query names the message's sender.
+  Both are `weight x best BM25 score on the page x a number from 0 to 1`, so they move a
+  hit only past hits that score about as well.
+- **Questions about the present** ("where does she live now?", "still", "latest",
+  `asks_current_state`): the query also matches words of change ("moved", "started",
+  `CHANGE_WORDS`), and among the hits that score at least `CURRENT_SHARE` of the best,
+  the newest comes first and each older one says so (`Hit.note`).
+
+The priors are a function of the hits alone (their scores, times and senders), so the
+store's path (FTS5 or PostgreSQL) and a `BM25Index(idf="fts5")` over the same documents
+give the same page: `tests/lib/test_ranking.py` proves it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from .bm25 import analyze, tokenize
+from .messages import Hit, Message
+
+SEARCHABLE_ROLES = ("user", "assistant")
+"""The roles recall indexes: tool results and system notices are never worth paging in."""
+INDEX_VERSION = 2
+"""What a stored index was built with: 1, the words (`tokenize`) of the text alone; 2,
+`analyze`d `recall_document`s and texts. A store built with an older version is indexed
+again when it is opened (`recall_documents`)."""
+POOL = 100
+"""How many of BM25's best hits the priors rerank; later hits follow in BM25's order."""
+SITTING_GAP = timedelta(minutes=30)
+"""Messages this close in time belong to one sitting (a chat, a LoCoMo session)."""
+SITTING = "(same sitting)"
+SPEAKER = "(speaker)"
+ASKED = "asked"
+"""Indexed with every question or request: the words of "what did I ask you?" are all
+stop words but this one."""
+REQUEST_OPENERS = frozenset({"please", "could", "can", "would", "will", "help", "find"})
+CURRENT_SHARE = 0.5
+"""On a question about the present, hits scoring at least this share of the best are
+ordered newest first."""
+CURRENT_WORDS = frozenset({"now", "still", "latest", "currently", "current", "anymore",
+                           "nowadays", "presently"})
+CHANGE_WORDS = "moved relocated switched changed started joined quit left"
+"""Words of change a question about the present also matches ("she moved to Porto")."""
+
+
+@dataclass(frozen=True)
+class Priors:
+    """The weights of the two priors (0 turns one off) and whether questions about the
+    present are read as such. The defaults are what docs/RETRIEVAL.md measured."""
+
+    sitting: float = 0.3
+    speaker: float = 0.3
+    current_state: bool = True
+
+
+def same_sitting(earlier: datetime | None, later: datetime | None) -> bool:
+    """Whether two messages' times are within `SITTING_GAP` of each other."""
+    return earlier is not None and later is not None and abs(later - earlier) <= SITTING_GAP
+
+
+def date_words(moment: datetime) -> str:
+    """"8 May 2023": a date as a question would write it (day without a leading zero)."""
+    return f"{moment.day} {moment:%B} {moment.year}"
+
+
+def is_request(text: str) -> bool:
+    """Whether `text` asks something: a question, or a request ("can you ...", "please")."""
+    words = tokenize(text[:200])
+    return text.rstrip().endswith("?") or bool(words) and words[0] in REQUEST_OPENERS
+
+
+def recall_document(message: Message, previous: Message | None) -> str:
+    """The text recall indexes for `message`: `previous` (the sender's prompt, when it is
+    of the same sitting and `message` says something itself), the sender's name, the
+    content, the date as words, and `ASKED` when the message asks something (so "what
+    did I ask you?" finds it)."""
+    parts = []
+    if previous is not None and message.content.strip() \
+            and same_sitting(previous.created_at, message.created_at):
+        parts.append(previous.content)
+    if message.name:
+        parts.append(message.name)
+    parts.append(message.content)
+    if message.created_at is not None:
+        parts.append(date_words(message.created_at))
+    if is_request(message.content):
+        parts.append(ASKED)
+    return "\n".join(parts)
+
+
+def recall_documents(stored: Iterable[tuple[Message, str]]) -> Iterator[tuple[int, str]]:
+    """(id, document) for each searchable message of `stored`, given as (message, its
+    stored scope as text) in id order: each is indexed after the one before it in its own
+    scope, as `vmem.recall.RecallStore.add` indexed it."""
+    latest: dict[str, Message] = {}
+    for message, scope in stored:
+        if message.role in SEARCHABLE_ROLES and message.id is not None:
+            yield message.id, recall_document(message, latest.get(scope))
+            latest[scope] = message
+
+
+def asks_current_state(query: str) -> bool:
+    """Whether `query` asks how things are now ("now", "still", "latest", ...)."""
+    return any(word in CURRENT_WORDS for word in tokenize(query))
+
+
+def query_terms(query: str, priors: Priors | None = None) -> list[str]:
+    """The analysed terms a search ranks `query` by; a question about the present also
+    gets the words of change it does not already have."""
+    terms = analyze(query)
+    if terms and (priors or Priors()).current_state and asks_current_state(query):
+        terms += [term for term in dict.fromkeys(analyze(CHANGE_WORDS)) if term not in terms]
+    return terms
+
+
+def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None) -> list[Hit]:
+    """BM25's best hits (best first) reordered by the priors, each hit's added parts in
+    its `terms`; on a question about the present, the newest of the close hits first."""
+    priors = priors or Priors()
+    if not hits:
+        return []
+    best = max(hit.score for hit in hits)
+    named = set(analyze(query))
+    sitting = _sitting_scores(hits) if priors.sitting else {}
+    most = max(sitting.values(), default=0.0)
+    reranked = []
+    for position, hit in enumerate(hits):
+        added: dict[str, float] = {}
+        if most > 0 and sitting[position] > 0:
+            added[SITTING] = priors.sitting * best * sitting[position] / most
+        sender = analyze(hit.record.name or "") if isinstance(hit.record, Message) else []
+        if priors.speaker and sender and set(sender) <= named:
+            added[SPEAKER] = priors.speaker * best
+        reranked.append(replace(hit, score=hit.score + sum(added.values()),
+                                terms={**hit.terms, **added}) if added else hit)
+    order = sorted(range(len(hits)), key=lambda i: (-reranked[i].score, hits[i].record.id))
+    ordered = [reranked[i] for i in order]
+    if priors.current_state and asks_current_state(query):
+        return _newest_first(ordered)
+    return ordered
+
+
+def _sitting_scores(hits: Sequence[Hit]) -> dict[int, float]:
+    """For each hit (by position), the summed scores of the other message hits of its
+    sitting; 0 for records and for a hit alone in its sitting."""
+    timed = sorted((hit.record.created_at, position) for position, hit in enumerate(hits)
+                   if isinstance(hit.record, Message) and hit.record.created_at is not None)
+    totals = dict.fromkeys(range(len(hits)), 0.0)
+    for i, (moment, position) in enumerate(timed):
+        for other_moment, other in timed[i + 1:]:
+            if not same_sitting(moment, other_moment):
+                break
+            totals[position] += hits[other].score
+            totals[other] += hits[position].score
+    return totals
+
+
+def _newest_first(ordered: list[Hit]) -> list[Hit]:
+    """The hits scoring at least `CURRENT_SHARE` of the best, newest first (each older
+    one noting which is newer), then the rest in their order."""
+    cutoff = CURRENT_SHARE * ordered[0].score
+    close = [hit for hit in ordered if hit.score >= cutoff]
+    if len(close) < 2:
+        return ordered
+    close.sort(key=lambda hit: (hit.record.created_at, hit.record.id), reverse=True)
+    newest = close[0].record
+    kind = "message" if isinstance(newest, Message) else "record"
+    marked = [close[0], *(replace(hit, note=f"older than {kind} {newest.id}")
+                          for hit in close[1:])]
+    return marked + ordered[len(close):]
+

@@ -1,0 +1,212 @@
+"""Memory-aware ranking (`vmem.ranking`): what recall indexes, the priors, questions about
+the present, and the one analyzer.
+
+The exactness contract: a `RecallStore` on either backend and a reference built here from
+`BM25Index(idf="fts5")` over the same `recall_document`s, with the same priors, return
+the same ids and scores on every page, so the priors add nothing a reader cannot redo.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vmem import Memory
+from vmem.archival import ArchivalStore
+from vmem.bm25 import STOPWORDS, BM25Index, analyze, stem, tokenize
+from vmem.messages import Hit, Message
+from vmem.ranking import (
+    POOL,
+    SEARCHABLE_ROLES,
+    SITTING,
+    SPEAKER,
+    Priors,
+    query_terms,
+    recall_document,
+    rerank,
+)
+from vmem.recall import RecallStore
+from vmem.tools import MemoryTools
+
+START = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
+WORDS = ["trip", "trips", "painting", "painted", "Lisbon", "Porto", "moved", "job", "dog",
+         "dogs", "the", "and", "now", "still", "started", "class", "classes", "café"]
+NAMES = ["Ana", "Bo", None]
+GAPS = [timedelta(seconds=5), timedelta(minutes=20), timedelta(hours=3), timedelta(days=4)]
+PRIORS = [Priors(), Priors(sitting=0.0), Priors(speaker=0.0), Priors(current_state=False),
+          Priors(sitting=1.0, speaker=0.05)]
+
+
+def _conversation(rng: random.Random, size: int) -> list[Message]:
+    moment, messages = START, []
+    for _ in range(size):
+        moment += rng.choice(GAPS)
+        role = rng.choice(["user", "user", "assistant", "tool"])
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 9)))
+        messages.append(Message(role=role, content=text, name=rng.choice(NAMES),
+                                created_at=moment, tool_call_id="c" if role == "tool" else None))
+    return messages
+
+
+def _reference(messages: list[Message], query: str, priors: Priors) -> list[Hit]:
+    """The whole ranking, recomputed from `BM25Index(idf="fts5")` and `rerank`."""
+    index, by_id, previous = BM25Index(k1=1.2, b=0.75, idf="fts5"), {}, None
+    for message in messages:
+        if message.role in SEARCHABLE_ROLES:
+            index.add(message.id, recall_document(message, previous))
+            by_id[message.id], previous = message, message
+    terms = " ".join(query_terms(query, priors))
+    ranked = index.search(terms, k=len(index))
+    pool = [Hit(by_id[doc], score, {"bm25": score}) for doc, score in ranked[:POOL]]
+    rest = [Hit(by_id[doc], score, {"bm25": score}) for doc, score in ranked[POOL:]]
+    return rerank(pool, query, priors) + rest
+
+
+def _assert_pages_equal(store: RecallStore, expected: list[Hit], query: str,
+                        page_size: int) -> None:
+    for page in range(len(expected) // page_size + 1):
+        found = store.search(query, page_size=page_size, page=page)
+        want = expected[page * page_size:(page + 1) * page_size]
+        assert found.ids == [hit.record.id for hit in want], (query, page)
+        for hit, reference in zip(found.hits, want, strict=True):
+            assert hit.score == pytest.approx(reference.score, rel=1e-9, abs=1e-12)
+            assert hit.note == reference.note
+            assert sum(hit.terms.values()) == pytest.approx(hit.score, rel=1e-9, abs=1e-12)
+        assert found.total == len(expected)
+
+
+QUERY = st.lists(st.sampled_from([*WORDS, "Ana", "Bo", "now", "latest", "unseen"]),
+                 min_size=1, max_size=5).map(" ".join)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 60), st.integers(0, 10_000), st.lists(QUERY, min_size=1, max_size=4),
+       st.sampled_from(PRIORS))
+def test_the_store_ranks_exactly_like_bm25index_and_the_same_priors(
+        new_target, size, seed, queries, priors):
+    store = RecallStore(new_target(), priors=priors)
+    messages = [store.add(message) for message in _conversation(random.Random(seed), size)]
+    for query in queries:
+        _assert_pages_equal(store, _reference(messages, query, priors), query, page_size=7)
+
+
+def test_pages_past_the_reranked_pool_follow_bm25s_order_exactly(new_target):
+    """Past `POOL` hits the pruned top-k of the backend takes over: still one list."""
+    store = RecallStore(new_target())
+    messages = [store.add(m) for m in _conversation(random.Random(7), 400)]
+    for query in ("trip dog Lisbon", "Ana painting job now", "Porto class"):
+        expected = _reference(messages, query, Priors())
+        assert len(expected) > POOL + 50, "the test needs more hits than the pool"
+        _assert_pages_equal(store, expected, query, page_size=30)
+
+
+def test_a_default_store_adds_the_sitting_and_the_named_speaker_to_bm25():
+    store = RecallStore()
+    ana = store.add(Message(role="user", name="Ana", content="our trip to Porto",
+                            created_at=START))
+    store.add(Message(role="user", name="Bo", content="the trip was long",
+                      created_at=START + timedelta(minutes=1)))
+    page = store.search("Ana trip")
+    assert page.ids[0] == ana.id
+    assert SPEAKER in page.hits[0].terms and SITTING in page.hits[0].terms
+    assert SPEAKER not in page.hits[1].terms
+
+
+def test_recall_indexes_the_prompt_the_name_and_the_date_words():
+    first = Message(role="user", name="Ana", content="Where did you go?", created_at=START)
+    reply = Message(role="assistant", name="Bo", content="To the coast.",
+                    created_at=START + timedelta(minutes=2))
+    later = Message(role="user", content="Hello", created_at=START + timedelta(hours=2))
+    assert analyze(recall_document(reply, first)) == ["go", "bo", "coast", "1", "march", "2024"]
+    assert "go" not in analyze(recall_document(later, reply))  # another sitting: no prompt
+
+
+def test_a_question_about_the_present_puts_the_newest_fact_first_and_marks_the_older():
+    with Memory.open(":memory:") as memory:
+        for day, text in enumerate(["I moved to Porto last year", "Lovely weather today",
+                                    "Actually I moved to Lisbon in March"]):
+            memory.context.append(Message(role="user", content=text,
+                                          created_at=START + timedelta(days=day)))
+        memory.context.append(Message(role="user", content="Where do I live now?",
+                                      created_at=START + timedelta(days=5), session_id=1,
+                                      turn=4))
+        tools = MemoryTools(memory.context, memory.recall, memory.archival)
+        tools.session_id, tools.turn = 1, 4  # as the agent sets them for the turn
+        result = tools.call("conversation_search", '{"query": "Where do I live now?"}').content
+    lines = result.splitlines()
+    lisbon = next(i for i, line in enumerate(lines) if "Lisbon" in line)
+    porto = next(i for i, line in enumerate(lines) if "Porto" in line)
+    assert lisbon < porto and "older than message 3" in lines[porto]
+    assert "user: Where do I live now?" not in result  # the question does not find itself
+
+
+def test_without_the_present_tense_the_order_is_bm25s():
+    store = RecallStore()
+    old = store.add(Message(role="user", content="I moved to Porto", created_at=START))
+    store.add(Message(role="user", content="I moved to Lisbon",
+                      created_at=START + timedelta(days=9)))
+    assert store.search("where did I move")[0].record.id == old.id  # a tie: oldest first
+    assert store.search("where did I move")[0].note is None
+
+
+def test_archival_reads_the_present_tense_too_and_stays_plain_bm25_otherwise():
+    clock = iter(START + timedelta(days=day) for day in range(3))
+    store = ArchivalStore(clock=lambda: next(clock))
+    porto = store.insert("Maya lives in Porto")
+    lisbon = store.insert("Maya moved to Lisbon, where she lives")
+    assert store.search("where does Maya live now").ids[0] == lisbon
+    index = BM25Index(idf="fts5")
+    for record_id, text in ((porto, "Maya lives in Porto"),
+                            (lisbon, "Maya moved to Lisbon, where she lives")):
+        index.add(record_id, text)
+    assert store.search("Maya Porto").ids == [doc for doc, _ in index.search("Maya Porto")]
+
+
+def test_a_query_of_common_words_only_says_why_it_finds_nothing():
+    store = RecallStore()
+    store.add(Message(role="user", content="who are you", created_at=START))
+    page = store.search("who are you?")
+    assert page.total == 0 and "common" in page.note
+
+
+def test_an_index_built_by_an_older_analyzer_is_rebuilt_when_opened(tmp_path):
+    path = tmp_path / "agent.db"
+    with Memory.open(path) as memory:
+        memory.context.append(Message(role="user", name="Ana", content="I painted dogs",
+                                      created_at=START))
+        memory.archival.insert("Ana paints dogs")
+        conn = memory.backend.conn
+        with conn:  # what version 1 wrote: the words of the text, unanalysed
+            conn.execute("UPDATE index_state SET version = 1")
+            for table, column, source in (("messages_fts", "content", "messages"),
+                                          ("archival_fts", "text", "archival")):
+                for rowid, text in conn.execute(f"SELECT id, {column} FROM {source}").fetchall():
+                    conn.execute(f"UPDATE {table} SET terms = ? WHERE rowid = ?",
+                                 (" ".join(tokenize(text)), rowid))
+        assert memory.recall.search("painting dog").total == 0  # stale: nothing matches
+    with Memory.open(path) as memory:
+        assert memory.backend.conn.execute("SELECT version FROM index_state").fetchone() == (2,)
+        assert memory.recall.search("painting dog").total == 1
+        assert memory.archival.search("painting dog").total == 1
+
+
+@given(st.text(max_size=80))
+def test_the_analyzer_gives_the_same_terms_when_run_on_its_own_output(text):
+    terms = analyze(text)
+    assert analyze(" ".join(terms)) == terms
+    assert not STOPWORDS & set(terms)
+
+
+@pytest.mark.parametrize(("words", "shared"), [
+    (("painting", "painted", "paints", "paint"), "paint"),
+    (("move", "moved", "moves", "moving"), "mov"),
+    (("hobbies", "hobby"), "hobby"),
+    (("classes", "class"), "class"),
+])
+def test_inflections_share_a_stem(words, shared):
+    assert {stem(word) for word in words} == {shared}
