@@ -109,5 +109,5 @@ def test_light_stemmer(word, expected):
 
 def test_analyze_drops_stopwords_and_stems_in_order():
     assert analyze("When did Caroline go to the support groups?", stemming=True,
-                   stopwords=True) == "caroline go support group"
+                   stopwords=True) == "carolin go support group"  # a final -e goes too
     assert analyze("When did Caroline") == "when did caroline"

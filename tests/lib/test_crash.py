@@ -115,10 +115,13 @@ def test_sigkill_at_random_moments_loses_no_committed_write(agent_target):
             # and perhaps the message after it, indexed with it as its prompt)
             new_messages = _ids(conn, "SELECT id FROM messages WHERE role IN ('user', "
                                       f"'assistant') AND id > {seen_messages} ORDER BY id")
+            searchable = _ids(conn, "SELECT id FROM messages WHERE role IN ('user', "
+                                    "'assistant') ORDER BY id")
             for message in memory.recall.get_many(new_messages):
                 tag = message.content.split()[0]
                 found = memory.recall.search(tag).ids
-                assert message.id in found and set(found) <= {message.id, message.id + 1}
+                after = [i for i in searchable if i > message.id][:1]
+                assert message.id in found and set(found) <= {message.id, *after}
             new_records = _ids(conn, f"SELECT id FROM archival WHERE id > {seen_records}")
             for record_id in new_records:
                 tag = memory.archival.get(record_id).text.split()[0]

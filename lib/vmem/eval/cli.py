@@ -66,6 +66,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if args.dataset == "synthetic":
         for name, policy in (("plain", "none"), ("oracle", "oracle"), ("detector", "detector")):
             results[f"stale/{name}"] = {"overall": stale_answers(data, policy)}
+        results["stale/newest-first"] = {"overall": stale_answers(data, newest_first=True)}
     if args.json:
         json.dump(results, out, indent=1)
         out.write("\n")

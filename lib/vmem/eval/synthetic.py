@@ -37,6 +37,7 @@ from datetime import datetime, timedelta, timezone
 from ..archival import ArchivalStore
 from ..clock import StepClock
 from ..messages import Message, Record
+from ..ranking import Priors
 from ..tokens import ApproxCounter, Counter
 from .locomo import Conversation, Question, Session
 
@@ -335,7 +336,8 @@ with `vmem.supersede`'s rules (`ArchivalStore.retire_superseded` after every ins
 
 
 def stale_answers(data: SyntheticData, policy: str = "none", *,
-                  detector: Callable[[str, str], bool] | None = None) -> dict[str, float]:
+                  detector: Callable[[str, str], bool] | None = None,
+                  newest_first: bool = False) -> dict[str, float]:
     """How often archival search answers a changed fact with the outdated statement.
 
     Every fact statement is inserted into a fresh `ArchivalStore` in conversation order, as
@@ -349,6 +351,11 @@ def stale_answers(data: SyntheticData, policy: str = "none", *,
     states the fact (old or new value) decides. Hits about other facts are skipped: they
     are noise, not a wrong answer to this one.
 
+    The store ranks with plain BM25 (`newest_first=False`), so the figures show what a
+    policy buys on its own. The library's default (`newest_first=True`,
+    `vmem.ranking`) reads "now" in the question and puts the newest of the close hits
+    first: a second answer to the same problem, measured as `stale/newest-first`.
+
     Returns percentages: of changes, `stale` (the outdated statement comes first),
     `current` (the latest one does), `missed` (neither is in the top 10); and of the facts
     that never changed, `false_invalidations` (the share the policy hid).
@@ -358,7 +365,8 @@ def stale_answers(data: SyntheticData, policy: str = "none", *,
     if not data.changes:
         raise ValueError("no changed facts in this data: generate more tokens")
     turns = {m.meta["dia_id"]: m for m in data.conversation.messages()}
-    store = ArchivalStore(":memory:", clock=StepClock())
+    store = ArchivalStore(":memory:", clock=StepClock(),
+                          priors=Priors(current_state=newest_first))
     record_of: dict[str, int] = {}
     replaced = {change.new.dia_id: change.old.dia_id for change in data.changes}
     for fact in data.facts:
