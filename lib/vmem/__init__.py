@@ -12,7 +12,7 @@ course machinery in `vmem.course`, the evaluation in `vmem.eval`.
 
 from .agent import Agent, RulePolicy, ScriptedPolicy, ToolCall, Turn
 from .archival import ArchivalStore
-from .bm25 import BM25Index, tokenize
+from .bm25 import BM25Index, analyze, tokenize
 from .clock import StepClock
 from .context import MainContext
 from .core import Block, CoreMemory
@@ -47,6 +47,7 @@ __all__ = [
     "ToolResult",
     "Turn",
     "VMemError",
+    "analyze",
     "count_tokens",
     "tokenize",
 ]

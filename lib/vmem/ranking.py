@@ -117,6 +117,16 @@ def recall_documents(stored: Iterable[tuple[Message, str]]) -> Iterator[tuple[in
             latest[scope] = message
 
 
+def indexed_texts(records: Iterable[tuple[int, str]], messages: Iterable[tuple[Message, str]]
+                  ) -> Iterator[tuple[str, int, str]]:
+    """(tier, id, text to index) for every record (id, text) and searchable message
+    (`recall_documents`' input): what a store indexes again after an analyzer change."""
+    for record_id, text in records:
+        yield "archival", record_id, text
+    for message_id, document in recall_documents(messages):
+        yield "recall", message_id, document
+
+
 def asks_current_state(query: str) -> bool:
     """Whether `query` asks how things are now ("now", "still", "latest", ...)."""
     return any(word in CURRENT_WORDS for word in tokenize(query))

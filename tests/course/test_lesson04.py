@@ -1,6 +1,7 @@
-"""Notebook 04's checks: the schema generator and the dispatcher each print one line,
-pass on the lesson's answers and on vmem's, fall back to vmem's on a stub, and reject
-wrong answers written before the checks (one mutant per mistake a learner makes)."""
+"""Notebook 04's checks: the schema generator, the dispatcher and the over-limit message
+each print one line, pass on the lesson's answers and on vmem's, fall back to vmem's on a
+stub, and reject wrong answers written before the checks (one mutant per mistake a
+learner makes)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from vmem import Block, CoreMemory
 from vmem.course.lesson_checks import l04
+from vmem.errors import BlockLimitError
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPLETE = ROOT / "solutions" / "lessons" / "04_memory_tools.ipynb"
@@ -151,3 +154,85 @@ def test_the_unseen_cases_are_not_in_the_notebook_and_no_answer_comes_before_the
     assert not any("json.loads" in source for source in sources[:stubs[1]])
     assert "dispatcher = check_dispatcher(dispatch)" in sources[stubs[1] + 1]
     assert any("dispatcher(TOOLS," in source for source in sources[stubs[1] + 2:])
+
+
+def message(label, current, adding, limit, *, name=True, now=True, cap=True,
+            over=lambda current, adding, limit: current + adding - limit, condense=True,
+            archive=True, sep=" ", grouped=False, padding=""):
+    """A correct over-limit message, or a wrong one with one of its parts left out or
+    miscounted."""
+    number = "{:,}".format if grouped else str
+    parts = [f"Core block {label if name else 'human'!r}",
+             f"holds {number(current if now else current + adding)} characters" +
+             (f" of its limit of {number(limit)}." if cap else "."),
+             f"This write would put it {number(over(current, adding, limit))} over.",
+             "Condense it with core_memory_replace," if condense else "Shorten it,",
+             "or move detail to archival_memory_insert." if archive else "or leave it.",
+             padding]
+    return sep.join(part for part in parts if part)
+
+
+def forgot_return(*args):
+    """The message is built, then the function ends without `return`."""
+    message(*args)
+
+
+def test_vmems_wording_and_other_right_wordings_pass_and_are_used(capsys):
+    for right in (l04.over_limit_error, message,
+                  lambda *args: message(*args, grouped=True)):          # "1,985" is 1985
+        assert l04.check_over_limit(right) is right
+        assert capsys.readouterr().out.startswith("passed: ")
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda *a: message(*a, name=False), "does not name the block"),    # always 'human'
+    (lambda *a: message(*a, now=False), "current size, 412"),            # the size after
+    (lambda *a: message(*a, cap=False), "its limit, 500"),
+    (lambda *a: message(*a, over=lambda c, a, limit: a), "goes over, 42"),   # the write's size
+    (lambda *a: message(*a, over=lambda c, a, limit: limit - c), "goes over, 42"),  # room left
+    (lambda *a: message(*a, over=lambda c, a, limit: c + a - limit + 1), "goes over, 42"),
+    (lambda *a: message(*a, condense=False), "core_memory_replace"),
+    (lambda *a: message(*a, archive=False), "archival_memory_insert"),
+    (lambda *a: message(*a, sep="\n"), "keep the message to one line"),
+    (lambda *a: message(*a, padding="Core memory is pinned in every prompt. " * 5),
+     "keep it to at most 300"),
+    (forgot_return, "return it, do not print it"),
+])
+def test_a_wrong_over_limit_message_is_told_what_is_wrong_and_not_used(capsys, wrong, phrase):
+    assert l04.check_over_limit(wrong) is l04.over_limit_error
+    line = capsys.readouterr().out
+    assert line.startswith("not right yet: ") and line.count("\n") == 1 and phrase in line, line
+    assert "using vmem's over-limit message meanwhile" in line
+
+
+def test_vmems_wording_is_the_refusal_core_memory_raises():
+    core = CoreMemory([Block("human", "x" * 36, 200)])
+    with pytest.raises(BlockLimitError) as refused:
+        core.append("human", "y" * 250)
+    assert l04.over_limit_error("human", 36, 251, 200) == str(refused.value)
+    with pytest.raises(ValueError, match="nothing to refuse"):
+        l04.over_limit_error("human", 36, 164, 200)
+
+
+def test_an_untouched_over_limit_stub_falls_back_to_vmem_with_one_line(capsys):
+    assert l04.check_over_limit(stub) is l04.over_limit_error
+    assert capsys.readouterr().out == "not written yet - using vmem's over-limit message\n"
+
+
+def test_the_over_limit_cases_are_unseen_and_the_notebook_shows_the_learners_message():
+    for path in (COMPLETE, LEARNER):
+        text = path.read_text(encoding="utf-8")
+        assert not [label for label, *_ in l04.OVER_LIMIT_CASES if label in text]
+    cells = nbformat.read(COMPLETE, as_version=4).cells
+    at = next(i for i, cell in enumerate(cells) if "def over_limit_error(" in cell.source)
+    assert "### BEGIN SOLUTION" in cells[at].source
+    shown = "".join(output.get("text", "") for cell in cells[:at] if cell.cell_type == "code"
+                    for output in cell.outputs)
+    assert "over its limit" not in shown  # vmem's refusal is not shown before the stub
+    assert "over_limit_error = check_over_limit(over_limit_error)" in cells[at + 1].source
+    assert "over_limit_error(label," in cells[at + 3].source
+    shown = " ".join("".join(output.get("text", "") for output in cells[at + 3].outputs).split())
+    assert "core_memory_append: Core block 'human' holds 36 characters" in shown  # the answer's
+    cells = nbformat.read(LEARNER, as_version=4).cells
+    shown = " ".join("".join(output.get("text", "") for output in cells[at + 3].outputs).split())
+    assert "core_memory_append: block 'human' would hold 287 characters" in shown  # vmem's

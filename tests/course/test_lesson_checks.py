@@ -4,9 +4,14 @@ part so the notebook goes on."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
+from dataclasses import replace
+from datetime import timezone
+from pathlib import Path
 
+import nbformat
 import pytest
 
 from vmem import count_tokens
@@ -277,30 +282,88 @@ SEARCH = {
 }
 
 
+def cite_shown(record, **changes):
+    """vmem's cited line of `record` with some of its fields changed first."""
+    return replace(record, **changes).cite()
+
+
+def cite_local_time(record):
+    at = record.created_at
+    return cite_shown(record, created_at=at and at.replace(tzinfo=timezone.utc))
+
+
+def cite_unquoted(record):
+    return record.cite().replace(json.dumps(record.text, ensure_ascii=False), record.text)
+
+
+def cite_ascii_escapes(record):
+    return record.cite().replace(json.dumps(record.text, ensure_ascii=False),
+                                 json.dumps(record.text))
+
+
+# label -> (wrong cite, what the one line must say)
+CITE_SAYS = {
+    "turn and session swapped": (
+        lambda r: cite_shown(r, session_id=r.turn_id, turn_id=r.session_id),
+        "expected '[record 41 | session 4, turn 12 |"),
+    "None instead of ?": (
+        lambda r: r.cite().replace("session ?", "session None").replace("turn ?", "turn None"),
+        "a record from an unknown session"),
+    "local time, not UTC": (cite_local_time, "convert the time to UTC"),
+    "None, not unknown time": (lambda r: r.cite().replace("unknown time", "None"),
+                               "'unknown time' when created_at is None"),
+    "source_url dropped": (lambda r: cite_shown(r, source_url=None),
+                           "a record read on a web page"),
+    "superseded_by dropped": (lambda r: cite_shown(r, superseded_by=None),
+                              ", superseded by record N"),
+    "invalidation ignored": (lambda r: cite_shown(r, invalid_at=None), "INVALIDATED"),
+    "flag ignored": (lambda r: cite_shown(r, flagged=False), "QUARANTINED"),
+    "flagged text not JSON-quoted": (cite_unquoted, "json.dumps(text, ensure_ascii=False)"),
+    "ASCII escapes in the quoted text": (cite_ascii_escapes, "\\u2014"),
+    "reasons joined by a comma": (
+        lambda r: cite_shown(r, flag_reasons=(", ".join(r.flag_reasons),)),
+        "joined by '; '"),
+    "not a str": (lambda r: r.cite().split(), "expected the cited line as a str"),
+}
+CITE = {label: wrong for label, (wrong, _) in CITE_SAYS.items()}
+
+
 def archive(**changes):
     """A TinyArchive class with one method replaced."""
     return type("Wrong", (l03.TinyArchive,), changes)
 
 
+def _hits(archive, query, k):
+    return [position for position, _ in l03.search(query, [r.text for r in archive.records], k)]
+
+
+def _insert_then(change):
+    """An insert that stores the record as vmem does, then changes the archive with `change`."""
+    def insert(self, *record):
+        record_id = l03.TinyArchive.insert(self, *record)
+        change(self)
+        return record_id
+    return insert
+
+
 ARCHIVE = {
     "ids from 0": archive(insert=lambda self, *record:
-                          len(self.records.append(record) or self.records) - 1),
-    "session and turn swapped": archive(search=lambda self, query, k=3: [
-        l03.cite(i + 1, text, turn, session, source)
-        for i, _ in l03.search(query, [r[0] for r in self.records], k)
-        for text, session, turn, source in [self.records[i]]]),
+                          l03.TinyArchive.insert(self, *record) - 1),
+    "session and turn swapped": archive(insert=lambda self, text, session, turn, url=None:
+                                        l03.TinyArchive.insert(self, text, turn, session, url)),
     "insertion order, not BM25": archive(search=lambda self, query, k=3: [
-        l03.cite(i + 1, *self.records[i]) for i in sorted(
-            i for i, _ in l03.search(query, [r[0] for r in self.records], k))]),
+        l03.cite(self.records[i]) for i in sorted(_hits(self, query, k))]),
     "no citation": archive(search=lambda self, query, k=3: [
-        self.records[i][0] for i, _ in l03.search(query, [r[0] for r in self.records], k)]),
+        self.records[i].text for i in _hits(self, query, k)]),
     "k ignored": archive(search=lambda self, query, k=3: l03.TinyArchive.search(self, query, 99)),
     "cites the next record": archive(search=lambda self, query, k=3: [
-        l03.cite(i + 2, *self.records[i])
-        for i, _ in l03.search(query, [r[0] for r in self.records], k)]),
-    "source dropped": archive(search=lambda self, query, k=3: [
-        line.replace(f" | {self.records[int(line.split()[1]) - 1][3]}]", "]")
-        for line in l03.TinyArchive.search(self, query, k)]),
+        l03.cite(replace(self.records[i], id=i + 2)) for i in _hits(self, query, k)]),
+    "source_url dropped": archive(insert=lambda self, text, session, turn, url=None:
+                                  l03.TinyArchive.insert(self, text, session, turn)),
+    "no created_at": archive(insert=_insert_then(lambda self: setattr(
+        self.records[-1], "created_at", None))),
+    "own clock, not self.clock": archive(insert=_insert_then(lambda self: setattr(
+        self.records[-1], "created_at", l03._clock()()))),
 }
 
 CHECKS.update({
@@ -308,6 +371,7 @@ CHECKS.update({
     "idf": (l03.check_idf, l03.idf, IDF),
     "score": (l03.check_score, l03.bm25_score, SCORE),
     "search": (l03.check_search, l03.search, SEARCH),
+    "cite": (l03.check_cite, l03.cite, CITE),
     "archive": (l03.check_archive, l03.TinyArchive, ARCHIVE),
 })
 
@@ -347,3 +411,36 @@ def test_a_crash_in_learner_code_is_one_line_naming_it():
     assert chosen is count_tokens
     assert line.startswith("not right yet: ") and "KeyError" in line and "crashes" in line
     assert "\n" not in line
+
+
+@pytest.mark.parametrize("label", CITE_SAYS)
+def test_a_wrong_cite_is_told_where_its_line_differs(label, capsys):
+    wrong, said = CITE_SAYS[label]
+    assert l03.check_cite(wrong) is l03.cite
+    line = capsys.readouterr().out
+    assert line.startswith("not right yet: ") and line.count("\n") == 1 and said in line, line
+
+
+def test_the_cite_check_covers_every_part_of_the_line():
+    lines = [record.cite() for _, record, _ in l03._CITED]
+    for part in ("session ?", "turn ?", "unknown time", " | https://", "INVALIDATED]",
+                 "superseded by record", "QUARANTINED", "\\n", '\\"', "—", "東京"):
+        assert any(part in line for line in lines), part
+    assert any(record.created_at and record.created_at.utcoffset()
+               for _, record, _ in l03._CITED)
+
+
+def test_the_cited_records_are_unseen_and_cite_is_used_after_its_check():
+    root = Path(__file__).resolve().parents[2]
+    complete = root / "solutions" / "lessons" / "03_archival_store.ipynb"
+    for path in (complete, root / "notebooks" / "03_archival_store.ipynb"):
+        text = path.read_text(encoding="utf-8")
+        assert not [record.text for _, record, _ in l03._CITED if record.text in text]
+        cells = nbformat.read(path, 4).cells
+        at = next(i for i, cell in enumerate(cells) if "check_cite(" in cell.source)
+        assert not any("cite(" in cell.source for cell in cells[:at - 1]
+                       if cell.cell_type == "code")
+        assert "print(cite(" in cells[at + 2].source
+    archive = next(cell for cell in nbformat.read(complete, 4).cells
+                   if "class TinyArchive" in cell.source)
+    assert "cite(self.records[" in archive.source

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_checks import check_index  # conftest puts tests/helpers on sys.path
 
 from vmem import Memory
 from vmem.archival import ArchivalStore
@@ -193,6 +194,25 @@ def test_an_index_built_by_an_older_analyzer_is_rebuilt_when_opened(tmp_path):
         assert memory.backend.conn.execute("SELECT version FROM index_state").fetchone() == (2,)
         assert memory.recall.search("painting dog").total == 1
         assert memory.archival.search("painting dog").total == 1
+
+
+def test_postgres_rebuilds_an_index_built_by_an_older_analyzer(postgres_url):
+    with Memory.open(postgres_url) as memory:
+        memory.context.append(Message(role="user", name="Ana", content="I painted dogs",
+                                      created_at=START))
+        memory.archival.insert("Ana paints dogs")
+        conn = memory.backend.conn
+        with conn.transaction():  # what version 1 wrote: the words of the text, unanalysed
+            conn.execute("UPDATE vmem_meta SET value = '1' WHERE key = 'index_version'")
+            for table in ("messages_postings", "archival_postings"):
+                conn.execute(f"UPDATE {table} SET term = upper(term)")
+    with Memory.open(postgres_url) as memory:
+        version = memory.backend.conn.execute(
+            "SELECT value FROM vmem_meta WHERE key = 'index_version'").fetchone()
+        assert version == ("2",)
+        assert memory.recall.search("painting dog").total == 1
+        assert memory.archival.search("painting dog").total == 1
+        check_index(memory.backend)
 
 
 @given(st.text(max_size=80))

@@ -35,7 +35,7 @@ from psycopg.types.json import Jsonb
 from ..clock import utc_now
 from ..errors import AgentLockedError, StoreError, StoreFormatError
 from ..messages import Hit, Message, Record
-from ..ranking import INDEX_VERSION, recall_documents
+from ..ranking import INDEX_VERSION, indexed_texts
 from ..store import from_json, to_json
 from .base import Filter, Ranked, Scope, Tier, scopes_to_forget
 from .postgres_cache import PgSearchCache
@@ -378,15 +378,12 @@ def _index_again_if_older(conn: psycopg.Connection) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key("vmem index version"),))
         if conn.execute(version).fetchone()[0] >= INDEX_VERSION:
             return  # another connection did it meanwhile
-        archival, recall = INDEXES["archival"], INDEXES["recall"]
-        for rowid, text in conn.execute("SELECT id, text FROM archival ORDER BY id").fetchall():
-            archival.remove(conn, rowid)
-            archival.add(conn, rowid, text)
+        records = conn.execute("SELECT id, text FROM archival ORDER BY id").fetchall()
         stored = [(_message(row[:-1]), to_json(row[-1])) for row in conn.execute(
             f"SELECT {_MESSAGE_COLUMNS}, d.scope FROM messages AS d ORDER BY d.id").fetchall()]
-        for rowid, document in recall_documents(stored):
-            recall.remove(conn, rowid)
-            recall.add(conn, rowid, document)
+        for tier, rowid, text in indexed_texts(records, stored):
+            INDEXES[tier].remove(conn, rowid)
+            INDEXES[tier].add(conn, rowid, text)
         conn.execute("UPDATE vmem_meta SET value = %s WHERE key = 'index_version'",
                      (str(INDEX_VERSION),))
 

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from ..errors import StoreError, StoreFormatError
 from ..messages import Hit, Message, Record
-from ..ranking import INDEX_VERSION, recall_documents
+from ..ranking import INDEX_VERSION, indexed_texts
 from ..search import FtsIndex, Where
 from ..store import (
     connect,
@@ -304,15 +304,12 @@ def _index_again_if_older(conn: sqlite3.Connection) -> None:
     with transaction(conn):
         if conn.execute(version).fetchone()[0] >= INDEX_VERSION:
             return  # another connection did it meanwhile
-        archival, recall = _INDEXES["archival"], _INDEXES["recall"]
-        for rowid, text in conn.execute("SELECT id, text FROM archival ORDER BY id").fetchall():
-            archival.remove(conn, rowid)
-            archival.add(conn, rowid, text)
+        records = conn.execute("SELECT id, text FROM archival ORDER BY id").fetchall()
         stored = [(_message(row[:-1]), row[-1]) for row in conn.execute(
             f"SELECT {_MESSAGE_COLUMNS}, scope FROM messages ORDER BY id").fetchall()]
-        for rowid, document in recall_documents(stored):
-            recall.remove(conn, rowid)
-            recall.add(conn, rowid, document)
+        for tier, rowid, text in indexed_texts(records, stored):
+            _INDEXES[tier].remove(conn, rowid)
+            _INDEXES[tier].add(conn, rowid, text)
         conn.execute("UPDATE index_state SET version = ?", (INDEX_VERSION,))
 
 

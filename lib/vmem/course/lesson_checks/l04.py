@@ -1,5 +1,5 @@
-"""Notebook 04's checks: the learner's schema generator and dispatcher, each run on tools
-the notebook does not show.
+"""Notebook 04's checks: the learner's schema generator, dispatcher and over-limit message,
+each run on tools or writes the notebook does not show.
 
 - `tool_schema(function)` is compared with `vmem.signatures.schema` on the same functions,
   reduced to what the lesson asks for: the name, the docstring's first paragraph, one JSON
@@ -9,16 +9,27 @@ the notebook does not show.
   argument, what the tool raised), and never runs a tool on arguments that do not fit.
   The fallback, `dispatch` below, is the same contract built on vmem's own argument
   checks (`vmem.signatures.parse_arguments` and `bind`).
+- `over_limit_error(label, current_chars, adding_chars, limit)` is the one-line refusal a
+  model reads when a core-memory write would overflow a block. Not its wording but what a
+  model needs to act is checked, on unseen blocks and sizes: the block's label, its current
+  size, the limit and the overflow as numbers, and both remedies (condense with
+  core_memory_replace, move detail to archival memory), in one line of at most
+  `MAX_MESSAGE` characters. The fallback is vmem's own refusal (`CoreMemory`'s
+  `BlockLimitError`), produced by the library, not copied.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
+from ...core import Block, CoreMemory
+from ...errors import BlockLimitError
 from ...signatures import bind, parse_arguments, schema
-from ..checks.common import fail
+from ...text import clip
+from ..checks.common import calling, fail
 from .common import use
 
 Tools = dict[str, Callable[..., Any]]
@@ -171,3 +182,76 @@ def check_dispatcher(dispatcher: Dispatcher) -> Dispatcher:
     """Print one line about the learner's `dispatch`; return it when it passed, else
     vmem's (`dispatch` above), which the rest of the notebook calls."""
     return use("dispatcher", dispatcher, dispatch, _check_dispatcher)
+
+
+# --- memory pressure the model can act on ---------------------------------------------
+
+OverLimit = Callable[[str, int, int, int], str]
+MAX_MESSAGE = 300  # characters: one line a model reads in full on every retry
+
+
+def over_limit_error(label: str, current_chars: int, adding_chars: int, limit: int) -> str:
+    """vmem's wording: the refusal `CoreMemory` itself raises when a write of
+    `adding_chars` characters to block `label` (holding `current_chars` of `limit`) would
+    overflow it."""
+    core = CoreMemory([Block(label, "x" * current_chars, limit)])
+    try:
+        core.rethink(label, "x" * (current_chars + adding_chars))
+    except BlockLimitError as error:
+        return str(error)
+    raise ValueError(f"{current_chars} + {adding_chars} characters fit in a limit of {limit}: "
+                     "there is nothing to refuse")
+
+
+# (label, current_chars, adding_chars, limit, what it tests); every number distinct
+OVER_LIMIT_CASES: tuple[tuple[str, int, int, int, str], ...] = (
+    ("reading_list", 412, 130, 500, "a block with room left, an append that overshoots"),
+    ("trip-plans", 1985, 64, 2000, "the default limit of 2000 characters"),
+    ("allergies", 310, 11, 320, "a write one character over"),
+)
+
+
+def _states(text: str, number: int) -> bool:
+    """Whether `number` stands in `text` as a number of its own ("1,985" counts as 1985)."""
+    plain = re.sub(r"(?<=\d)[,_](?=\d{3}(?!\d))", "", text)
+    return re.search(rf"(?<!\d){number}(?!\d)", plain) is not None
+
+
+def _check_over_limit(over_limit: OverLimit) -> str:
+    for label, current, adding, limit, what in OVER_LIMIT_CASES:
+        call = f"over_limit_error({label!r}, {current}, {adding}, {limit}) ({what})"
+        with calling(call):
+            text = over_limit(label, current, adding, limit)
+        if not isinstance(text, str):
+            fail(f"{call} returned {text!r:.60}; expected the message as a str (return it, "
+                 "do not print it)")
+        said = f"said {clip(text, 110)!r}"
+        over = current + adding - limit
+        if "\n" in text.strip():
+            fail(f"{call} gave {text.strip().count(chr(10)) + 1} lines; keep the message to "
+                 "one line (no line breaks)")
+        if len(text) > MAX_MESSAGE:
+            fail(f"{call} gave a message {len(text)} characters long; keep it to at most "
+                 f"{MAX_MESSAGE}: the model reads all of it every time it retries")
+        if label not in text:
+            fail(f"{call} {said}, which does not name the block {label!r}: the model cannot "
+                 "tell which block to condense")
+        for number, meaning in ((current, "the block's current size"), (limit, "its limit"),
+                                (over, "by how many characters the write goes over")):
+            if not _states(text, number):
+                fail(f"{call} {said}, which does not state {meaning}, {number}")
+        lowered = text.lower()
+        if "replace" not in lowered:
+            fail(f"{call} {said}, which does not advise condensing the block with "
+                 "core_memory_replace")
+        if "archival" not in lowered:
+            fail(f"{call} {said}, which does not advise moving detail to archival memory "
+                 "with archival_memory_insert")
+    return f"your message names the block, its size, the limit and the overflow, and " \
+           f"advises both remedies, on all {len(OVER_LIMIT_CASES)} unseen writes"
+
+
+def check_over_limit(over_limit: OverLimit) -> OverLimit:
+    """Print one line about the learner's `over_limit_error`; return it when it passed,
+    else vmem's wording (`over_limit_error` above), which the notebook shows the model."""
+    return use("over-limit message", over_limit, over_limit_error, _check_over_limit)
