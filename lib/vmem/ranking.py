@@ -19,10 +19,11 @@ LoCoMo conversations 1-5 and reported on 6-10):
   hit only past hits that score about as well.
 - **Questions about the present** ("where does she live now?", "still", "latest",
   `asks_current_state`): the query also matches words of change ("moved", "started",
-  `CHANGE_WORDS`), and among the hits that score at least `CURRENT_SHARE` of the best,
-  the newest comes first and each older one says so (`Hit.note`).
+  `CHANGE_WORDS`), and among the hits that score at least `CURRENT_SHARE` of the best
+  and match a word of the question itself (when any does), the newest comes first and
+  each older one says so (`Hit.note`).
 
-The priors are a function of the hits alone (their scores, times and senders), so the
+The priors are a function of the hits alone (their scores, terms, times and senders), so the
 store's path (FTS5 or PostgreSQL) and a `BM25Index(idf="fts5")` over the same documents
 give the same page: `tests/lib/test_ranking.py` proves it.
 """
@@ -164,7 +165,7 @@ def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None) -> lis
     order = sorted(range(len(hits)), key=lambda i: (-reranked[i].score, hits[i].record.id))
     ordered = [reranked[i] for i in order]
     if priors.current_state and asks_current_state(query):
-        return _newest_first(ordered)
+        return _newest_first(ordered, named)
     return ordered
 
 
@@ -183,11 +184,19 @@ def _sitting_scores(hits: Sequence[Hit]) -> dict[int, float]:
     return totals
 
 
-def _newest_first(ordered: list[Hit]) -> list[Hit]:
-    """The hits scoring at least `CURRENT_SHARE` of the best, newest first (each older
-    one noting which is newer), then the rest in their order."""
+def _newest_first(ordered: list[Hit], asked: set[str]) -> list[Hit]:
+    """The close hits about the question, newest first (each older one noting which is
+    newer), then the other hits in their order.
+
+    Close: scoring at least `CURRENT_SHARE` of the best. About the question: matching one
+    of its own words (`asked`, not only the words of change added to it), such as the
+    person's name, when any close hit does; otherwise, in a large memory, the newest
+    statement of anybody who moved would come first. ("Where do I live now?" shares no
+    word but "live" with "I moved to Porto": then every close hit counts.)
+    """
     cutoff = CURRENT_SHARE * ordered[0].score
-    close = [hit for hit in ordered if hit.score >= cutoff]
+    window = [hit for hit in ordered if hit.score >= cutoff]
+    close = [hit for hit in window if asked & set(hit.terms)] or window
     if len(close) < 2:
         return ordered
     close.sort(key=lambda hit: (hit.record.created_at, hit.record.id), reverse=True)
@@ -195,5 +204,5 @@ def _newest_first(ordered: list[Hit]) -> list[Hit]:
     kind = "message" if isinstance(newest, Message) else "record"
     marked = [close[0], *(replace(hit, note=f"older than {kind} {newest.id}")
                           for hit in close[1:])]
-    return marked + ordered[len(close):]
-
+    kept = {id(hit) for hit in close}
+    return marked + [hit for hit in ordered if id(hit) not in kept]

@@ -97,6 +97,17 @@ def test_invalidation_removes_stale_answers():
         stale_answers(data, "sometimes")
 
 
+# The library as shipped (the detector, and the stores' default ranking that reads "now"):
+# issue 15's targets on reworded seeds the rules were not refined on (seed 0's rewording
+# was their development set; seed 4 was first measured after they were written).
+@pytest.mark.parametrize("seed", [1, 2, 4])
+def test_the_detector_with_the_default_ranking_meets_the_targets_on_reworded_facts(seed):
+    data = paraphrased(generate(seed, 100_000), seed)
+    shipped = stale_answers(data, "detector", newest_first=True)
+    assert shipped["stale"] <= 10.0 and shipped["false_invalidations"] <= 2.0
+    assert shipped["current"] >= 85.0
+
+
 @pytest.mark.parametrize("seed, reworded", [(0, False), (2, True)])
 def test_reading_now_in_the_question_answers_with_the_newest_fact_without_invalidating(
         seed, reworded):
