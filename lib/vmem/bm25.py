@@ -69,7 +69,8 @@ def _token_pattern() -> re.Pattern[str]:
 
 
 def tokenize(text: str) -> list[str]:
-    """The one analyzer: lowercase `text` and split it into runs of letters and digits.
+    """The word splitter under `analyze`: lowercase `text` and split it into runs of
+    letters and digits (textbook BM25 indexes these words as they are).
 
     Details that matter for search:
 
@@ -91,9 +92,9 @@ def tokenize(text: str) -> list[str]:
     return _token_pattern().findall(unicodedata.normalize("NFC", text.casefold()))
 
 
-# Words too common to say what a text is about. Dropping them is the second-largest gain
-# of the analyzer on LoCoMo (docs/RETRIEVAL.md); "now", "still" and the like are dropped
-# too, and `vmem.ranking` reads them from the query itself before analysis.
+# Words too common to say what a text is about (docs/RETRIEVAL.md measures what dropping
+# them buys on LoCoMo). "now" is one of them: `vmem.ranking` reads the words of a question
+# about the present ("now", "still", "latest") from the query itself, before analysis.
 _STOPWORD_TEXT = """
 a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further
@@ -126,15 +127,17 @@ def _strip_suffix(term: str) -> str:
             if len(base) >= 3 and base[-1] == base[-2] and base[-1] not in "lsz":
                 return base[:-1]  # running -> runn -> run
             return base
-    if term.endswith("e") and not term.endswith("ee"):
-        return term[:-1]  # move, moves, moved -> mov
+    if term.endswith("e"):
+        return term[:-1]  # move, moves, moved -> mov; agree, agreed -> agr
+    if term.endswith("y") and _VOWELS & set(term[:-1]):
+        return term[:-1] + "i"  # study, studies, studied -> studi (as Porter's step 1c)
     return term
 
 
 @lru_cache(maxsize=65536)
 def stem(term: str) -> str:
-    """A light English stemmer: folds plurals, -ing, -ed, -ly, -ies and a final -e to a
-    shared stem.
+    """A light English stemmer: folds plurals, -ing, -ed, -ly, -ies, a final -e and a final
+    -y to a shared stem.
 
     Deliberately small (no Porter rules): it only has to map a word and its common
     inflections to the same term, on documents and queries alike. It strips suffixes
@@ -142,7 +145,7 @@ def stem(term: str) -> str:
     analysed again unchanged.
 
     >>> [stem(w) for w in ("painting", "painted", "paints", "hobbies", "classes", "running")]
-    ['paint', 'paint', 'paint', 'hobby', 'class', 'run']
+    ['paint', 'paint', 'paint', 'hobbi', 'class', 'run']
     """
     while (shorter := _strip_suffix(term)) != term:
         term = shorter

@@ -15,7 +15,7 @@ LoCoMo conversations 1-5 and reported on 6-10):
     `SITTING_GAP` of it. Evidence comes in runs: a day's talk about a trip holds several
     hits, a stray match on a common word holds one.
   - `SPEAKER` ("(speaker)"): a share when the query names the message's sender.
-  Both are `weight x best BM25 score on the page x a number from 0 to 1`, so they move a
+  Both are `weight x best BM25 score of the pool x a number from 0 to 1`, so they move a
   hit only past hits that score about as well.
 - **Questions about the present** ("where does she live now?", "still", "latest",
   `asks_current_state`): the query also matches words of change ("moved", "started",
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from .bm25 import analyze, tokenize
 from .messages import Hit, Message
@@ -90,12 +90,13 @@ def is_request(text: str) -> bool:
 
 def recall_document(message: Message, previous: Message | None) -> str:
     """The text recall indexes for `message`: `previous` (the sender's prompt, when it is
-    of the same sitting and `message` says something itself), the sender's name, the
-    content, the date as words, and `ASKED` when the message asks something (so "what
-    did I ask you?" finds it)."""
+    of the same sitting), the sender's name, the content, the date as words, and `ASKED`
+    when the message asks something (so "what did I ask you?" finds it); nothing for a
+    message without content (an assistant's turn that only calls tools)."""
+    if not message.content.strip():
+        return ""  # a tool call's turn: indexed, but with no terms to match
     parts = []
-    if previous is not None and message.content.strip() \
-            and same_sitting(previous.created_at, message.created_at):
+    if previous is not None and same_sitting(previous.created_at, message.created_at):
         parts.append(previous.content)
     if message.name:
         parts.append(message.name)
@@ -199,10 +200,17 @@ def _newest_first(ordered: list[Hit], asked: set[str]) -> list[Hit]:
     close = [hit for hit in window if asked & set(hit.terms)] or window
     if len(close) < 2:
         return ordered
-    close.sort(key=lambda hit: (hit.record.created_at, hit.record.id), reverse=True)
+    close.sort(key=_age, reverse=True)
     newest = close[0].record
     kind = "message" if isinstance(newest, Message) else "record"
     marked = [close[0], *(replace(hit, note=f"older than {kind} {newest.id}")
                           for hit in close[1:])]
     kept = {id(hit) for hit in close}
     return marked + [hit for hit in ordered if id(hit) not in kept]
+
+
+def _age(hit: Hit) -> tuple[datetime, int]:
+    """A hit's (time, id) for ordering by age; an unknown time or id counts as oldest."""
+    moment, record_id = hit.record.created_at, hit.record.id
+    return (moment or datetime.min.replace(tzinfo=timezone.utc),
+            -1 if record_id is None else record_id)

@@ -29,7 +29,7 @@ from .storage.base import Backend, Filter, Ranked, Scope
 from .store import MAX_MESSAGE_CHARS, check_paging, check_size, to_json
 from .tier import check_period, reranked, search_page, within
 
-__all__ = ["SEARCHABLE_ROLES", "RecallStore", "indexed_document"]
+__all__ = ["SEARCHABLE_ROLES", "RecallStore"]
 
 
 class RecallStore:
@@ -59,10 +59,10 @@ class RecallStore:
         except (TypeError, ValueError, AttributeError) as exc:
             raise StoreError(f"message cannot be stored: {exc} (created_at must be "
                              "timezone-aware; tool_calls and meta must be JSON)") from exc
-        stored = replace(message, created_at=created_at)
+        stored = replace(message, created_at=ensure_utc(created_at))  # as it is read back
         message.id = self.backend.add_message(stored, scope,
-                                              document=indexed_document(self.backend, stored,
-                                                                        scope))
+                                              document=_indexed_document(self.backend, stored,
+                                                                         scope))
         message.created_at = created_at
         return message
 
@@ -128,7 +128,7 @@ class RecallStore:
         self.backend.close()
 
 
-def indexed_document(backend: Backend, message: Message, scope: Scope) -> str | None:
+def _indexed_document(backend: Backend, message: Message, scope: Scope) -> str | None:
     """What recall indexes for `message` (stored in `scope`, after every message the
     backend already holds): `vmem.ranking.recall_document`, or None when its role is
     never searched."""

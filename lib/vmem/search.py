@@ -66,9 +66,9 @@ class Where:
         return self
 
     def hide(self, condition: str) -> Where:
-        """Drop the (few, indexed) rows matching `condition`: `SearchCache` subtracts them
-        as a set instead of testing every matching row."""
-        self.hidden = condition
+        """Drop the (few, indexed) rows matching `condition` (and those hidden before):
+        `SearchCache` subtracts them as a set instead of testing every matching row."""
+        self.hidden = condition if self.hidden is None else f"({self.hidden}) OR ({condition})"
         return self
 
     def scope(self, scope: dict[str, str] | None) -> Where:

@@ -122,6 +122,8 @@ SCHEMA_V1: tuple[str, ...] = (
 SCHEMA_V2: tuple[str, ...] = (
     "CREATE TABLE index_state (version INTEGER NOT NULL)",
     "INSERT INTO index_state VALUES (1)",
+    # a new message is indexed after its scope's newest one: found without a scan
+    "CREATE INDEX messages_scope_id ON messages(scope, id)",
 )
 
 # MIGRATIONS[v] takes a file from schema version v to v + 1 (version 0 = empty file).

@@ -32,8 +32,9 @@ from typing import Any
 
 from .errors import StoreError
 from .messages import Message, Record
-from .recall import indexed_document
+from .ranking import recall_documents
 from .storage.base import Backend, Filter, Scope, in_scope
+from .store import to_json
 
 
 @dataclass
@@ -160,18 +161,19 @@ def _message_owners(source: Backend, scopes: list[dict[str, str]]) -> dict[int, 
 def _write_messages(destination: Backend, agents: Sequence[AgentContents],
                     session_ids: dict[int, int], keep_id: Callable) -> dict[int, int]:
     """Store the agents' recall logs in id order; old id -> new id. Only user and
-    assistant messages are indexed for search, each after the one before it, as
-    `RecallStore.add` does."""
+    assistant messages are indexed for search, each after the one before it in the
+    source (`vmem.ranking.recall_documents`), as `RecallStore.add` indexed them."""
     owned = sorted(((message, agent.scope) for agent in agents for message in agent.messages),
                    key=lambda pair: pair[0].id)
+    documents = dict(recall_documents((message, to_json(dict(scope)))
+                                      for message, scope in owned))
     ids: dict[int, int] = {}
     for message, scope in owned:
         copied = replace(message, session_id=session_ids.get(message.session_id,
                                                              message.session_id))
         ids[message.id] = keep_id(
             lambda new, copied=copied, scope=scope: destination.add_message(
-                replace(copied, id=new), scope,
-                document=indexed_document(destination, copied, scope)),
+                replace(copied, id=new), scope, document=documents.get(copied.id)),
             message.id)
     return ids
 

@@ -9,6 +9,9 @@ the same ids and scores on every page, so the priors add nothing a reader cannot
 from __future__ import annotations
 
 import random
+import sqlite3
+import threading
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -31,7 +34,9 @@ from vmem.ranking import (
     rerank,
 )
 from vmem.recall import RecallStore
+from vmem.store import BUSY_TIMEOUT_MS
 from vmem.tools import MemoryTools
+from vmem.transfer import copy_agents
 
 START = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
 WORDS = ["trip", "trips", "painting", "painted", "Lisbon", "Porto", "moved", "job", "dog",
@@ -109,6 +114,19 @@ def test_pages_past_the_reranked_pool_follow_bm25s_order_exactly(new_target):
         expected = _reference(messages, query, Priors())
         assert len(expected) > POOL + 50, "the test needs more hits than the pool"
         _assert_pages_equal(store, expected, query, page_size=30)
+
+
+@pytest.mark.parametrize("scope", [None, {"user_id": "ana"}])
+def test_excluded_messages_leave_the_ranking_as_if_they_were_never_hits(new_target, scope):
+    store = RecallStore(new_target(), scope=scope, priors=Priors(sitting=0.0, speaker=0.0))
+    for message in _conversation(random.Random(3), 120):
+        store.add(message)
+    full = store.search("trip dog Lisbon", page_size=100)
+    dropped = set(full.ids[::7])
+    kept = store.search("trip dog Lisbon", page_size=100, exclude=dropped)
+    assert kept.total == full.total - len(dropped)
+    assert [(hit.record.id, hit.score) for hit in kept] == \
+        [(hit.record.id, hit.score) for hit in full if hit.record.id not in dropped]
 
 
 def test_a_default_store_adds_the_sitting_and_the_named_speaker_to_bm25():
@@ -216,6 +234,28 @@ def test_an_index_built_by_an_older_analyzer_is_rebuilt_when_opened(tmp_path):
         assert memory.archival.search("painting dog").total == 1
 
 
+def test_an_open_waits_for_another_processs_reindex_past_the_busy_timeout(tmp_path):
+    """A second process opening a file that another is re-indexing (one long write
+    transaction, longer than SQLite's busy timeout) waits for it instead of failing."""
+    path = tmp_path / "agent.db"
+    RecallStore(path).backend.close()
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("UPDATE index_state SET version = 1")
+    other.execute("BEGIN IMMEDIATE")  # the other process's re-index, under way
+
+    def finish() -> None:
+        time.sleep(BUSY_TIMEOUT_MS / 1000 + 1)
+        other.execute("UPDATE index_state SET version = 2")
+        other.execute("COMMIT")
+    worker = threading.Thread(target=finish)
+    worker.start()
+    store = RecallStore(path)  # raised "database is locked" after 5 s before
+    worker.join()
+    assert store.backend.conn.execute("SELECT version FROM index_state").fetchone() == (2,)
+    store.close()
+    other.close()
+
+
 def test_postgres_rebuilds_an_index_built_by_an_older_analyzer(postgres_url):
     with Memory.open(postgres_url) as memory:
         memory.context.append(Message(role="user", name="Ana", content="I painted dogs",
@@ -235,6 +275,30 @@ def test_postgres_rebuilds_an_index_built_by_an_older_analyzer(postgres_url):
         check_index(memory.backend)
 
 
+def test_a_copy_indexes_each_message_after_the_one_before_it_in_the_source(tmp_path):
+    """Even when ids are renumbered (the destination already uses some), and whatever the
+    messages' time zone: the copy's documents are the source's."""
+    source = RecallStore(tmp_path / "source.db", scope={"user_id": "ana"})
+    new_york = timezone(timedelta(hours=-5))
+    for minute, text in enumerate(["alpha", "bravo", "charlie", "delta", "echo"]):
+        source.add(Message(role="user", content=f"{text} trip",
+                           created_at=datetime(2023, 5, 8, 23, 30 + minute, tzinfo=new_york)))
+    destination = RecallStore(tmp_path / "destination.db", scope={"user_id": "bob"})
+    for message_id in (2, 100):
+        destination.add(Message(id=message_id, role="user", content="bob's note",
+                                created_at=START))
+    report = copy_agents(source.backend, destination.backend)
+    assert report.renumbered  # message 2 took a new id
+
+    def documents(store: RecallStore) -> dict[str, str]:
+        rows = store.backend.conn.execute(
+            "SELECT m.content, f.terms FROM messages AS m JOIN messages_fts AS f "
+            "ON f.rowid = m.id WHERE m.scope LIKE '%ana%'").fetchall()
+        return dict(rows)
+    assert documents(destination) == documents(source)
+    assert "9 may 2023" in " ".join(documents(source).values())  # the UTC date
+
+
 @given(st.text(max_size=80))
 def test_the_analyzer_gives_the_same_terms_when_run_on_its_own_output(text):
     terms = analyze(text)
@@ -245,8 +309,11 @@ def test_the_analyzer_gives_the_same_terms_when_run_on_its_own_output(text):
 @pytest.mark.parametrize(("words", "shared"), [
     (("painting", "painted", "paints", "paint"), "paint"),
     (("move", "moved", "moves", "moving"), "mov"),
-    (("hobbies", "hobby"), "hobby"),
+    (("hobbies", "hobby"), "hobbi"),
     (("classes", "class"), "class"),
+    (("study", "studies", "studied"), "studi"),
+    (("movie", "movies"), "movi"),
+    (("agree", "agreed", "agrees"), "agr"),
 ])
 def test_inflections_share_a_stem(words, shared):
     assert {stem(word) for word in words} == {shared}

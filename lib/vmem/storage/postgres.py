@@ -37,7 +37,7 @@ from ..errors import AgentLockedError, StoreError, StoreFormatError
 from ..messages import Hit, Message, Record
 from ..ranking import INDEX_VERSION, indexed_texts
 from ..store import from_json, to_json
-from .base import Filter, Ranked, Scope, Tier, scopes_to_forget
+from .base import Filter, Ranked, Scope, Tier, ids_in, scopes_to_forget
 from .postgres_cache import PgSearchCache
 from .postgres_schema import INDEXES, connect, lock_key, safe_url, schema_version
 
@@ -143,10 +143,13 @@ class PostgresBackend:
         # hold uncommitted writes); PgIndex ranks the rest, identically.
         own = self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         with self.snapshot():  # rank, load and explain the same state of the database
-            visible, params = _where(replace(where, include_invalid=True))
+            visible, params = _where(replace(where, include_invalid=True, exclude=()))
+            hidden = [*([] if where.include_invalid else [_HIDDEN]),
+                      *([ids_in(where.exclude)] if where.exclude else [])]
             found = self.caches[tier].search(
                 self.conn, terms, visible, params,
-                None if where.include_invalid else _HIDDEN, limit, offset) if own else None
+                " OR ".join(f"({each})" for each in hidden) or None, limit, offset) \
+                if own else None
             if found is None:
                 sql, params = _where(where)
                 found = INDEXES[tier].search(self.conn, terms, sql, params, limit, offset)

@@ -87,7 +87,11 @@ SCHEMA_V2: tuple[str, ...] = (*CHANGES_DDL, *INDEXES["archival"].tracking_ddl(),
 
 # Version 3: which analyzer built the indexes (`vmem.ranking.INDEX_VERSION`; a schema of
 # version 2 was indexed with version 1). The backend re-indexes an older one.
-SCHEMA_V3: tuple[str, ...] = ("INSERT INTO vmem_meta VALUES ('index_version', '1')",)
+SCHEMA_V3: tuple[str, ...] = (
+    "INSERT INTO vmem_meta VALUES ('index_version', '1')",
+    # a new message is indexed after its scope's newest one: found without a scan
+    "CREATE INDEX messages_scope_id ON messages (scope, id)",
+)
 
 # MIGRATIONS[v] takes a schema from version v to v + 1 (version 0 = empty).
 MIGRATIONS: tuple[tuple[str, ...], ...] = (SCHEMA_V1, SCHEMA_V2, SCHEMA_V3)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -32,10 +33,11 @@ from ..store import (
     to_json,
     transaction,
 )
-from .base import Filter, Ranked, Scope, Tier, scopes_to_forget
+from .base import Filter, Ranked, Scope, Tier, ids_in, scopes_to_forget
 from .filelock import lock, unlock
 from .topk import SearchCache
 
+REINDEX_WAIT_S = 600  # how long an open waits for another process's re-index
 _INDEXES: dict[Tier, FtsIndex] = {"archival": FtsIndex("archival_fts", "archival"),
                                   "recall": FtsIndex("messages_fts", "messages")}
 _RECORD_COLUMNS = ("d.id, d.text, d.tags, d.scope, d.session_id, d.turn_id, d.source_url, "
@@ -297,10 +299,27 @@ def count_sessions(path: str) -> int:
 
 def _index_again_if_older(conn: sqlite3.Connection) -> None:
     """Index every record and searchable message again when the file's indexes were
-    built by an older `INDEX_VERSION` (a query analysed today would miss their terms)."""
+    built by an older `INDEX_VERSION` (a query analysed today would miss their terms).
+
+    It is one transaction (seconds for a large file). A second process that opens the
+    file meanwhile waits for it, up to `REINDEX_WAIT_S`, instead of failing on the lock.
+    """
+    deadline = time.monotonic() + REINDEX_WAIT_S
+    while conn.execute("SELECT version FROM index_state").fetchone()[0] < INDEX_VERSION:
+        try:
+            _index_again(conn)
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error):
+                raise
+            if time.monotonic() > deadline:
+                raise StoreError("another process has been indexing this file again for "
+                                 f"over {REINDEX_WAIT_S} s (an upgrade of vmem); try to "
+                                 "open it again when it is done") from error
+
+
+def _index_again(conn: sqlite3.Connection) -> None:
+    """One transaction: every indexed row removed and added with today's analyzer."""
     version = "SELECT version FROM index_state"
-    if conn.execute(version).fetchone()[0] >= INDEX_VERSION:
-        return
     with transaction(conn):
         if conn.execute(version).fetchone()[0] >= INDEX_VERSION:
             return  # another connection did it meanwhile
@@ -346,7 +365,7 @@ def _where(where: Filter) -> Where:
     if where.ids is not None:
         sql.add("d.id IN (SELECT value FROM json_each(?))", json.dumps(list(where.ids)))
     if where.exclude:
-        sql.add("d.id NOT IN (SELECT value FROM json_each(?))", json.dumps(list(where.exclude)))
+        sql.hide(ids_in(where.exclude))
     sql.period(where.start, where.end).scope(None if where.scope is None else dict(where.scope))
     if not where.include_invalid:
         sql.hide("d.invalid_at IS NOT NULL")
