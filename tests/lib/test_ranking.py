@@ -141,6 +141,26 @@ def test_a_default_store_adds_the_sitting_and_the_named_speaker_to_bm25():
     assert SPEAKER not in page.hits[1].terms
 
 
+def test_a_message_without_content_is_never_a_hit_even_for_its_date():
+    store = RecallStore()
+    said = store.add(Message(role="user", content="We planted the beans",
+                             created_at=START))
+    calling = store.add(Message(role="assistant", content="", created_at=START,
+                                tool_calls=[{"id": "c1", "type": "function", "function": {
+                                    "name": "archival_memory_search", "arguments": "{}"}}]))
+    found = store.search("what happened on 1 March 2024").ids
+    assert said.id in found and calling.id not in found
+
+
+def test_rerank_orders_a_hit_without_a_time_as_the_oldest():
+    timed = Message(role="user", content="Maya moved to Lisbon", id=2, created_at=START)
+    untimed = Message(role="user", content="Maya lives in Porto", id=1)
+    hits = [Hit(untimed, 1.0, {"maya": 1.0}), Hit(timed, 0.9, {"maya": 0.9})]
+    ordered = rerank(hits, "Where does Maya live now?", Priors(sitting=0.0, speaker=0.0))
+    assert [hit.record.id for hit in ordered] == [2, 1]
+    assert ordered[1].note == "older than message 2"
+
+
 def test_recall_indexes_the_prompt_the_name_and_the_date_words():
     first = Message(role="user", name="Ana", content="Where did you go?", created_at=START)
     reply = Message(role="assistant", name="Bo", content="To the coast.",
