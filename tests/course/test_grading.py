@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -46,113 +45,136 @@ def rejects(check, *args, hint: str) -> str:
 
 # --- exercise 1 -----------------------------------------------------------------------------
 
-EX1 = load_solution("ex01_token_cap") if (SOLUTIONS / "ex01_token_cap.ipynb").exists() else None
+def load_ex1() -> SimpleNamespace:
+    """ex01's solution cells, run after its untagged cells (they import the given
+    `approx_tokens`, which the solution cells use)."""
+    path = SOLUTIONS / "ex01_token_cap.ipynb"
+    namespace: dict = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "code" and (cell.metadata.get("nbgrader", {}).get("solution")
+                                         or not cell.metadata.get("tags")):
+            exec(compile(cell.source, path.name, "exec"), namespace)
+    return SimpleNamespace(**namespace)
+
+
+EX1 = load_ex1() if (SOLUTIONS / "ex01_token_cap.ipynb").exists() else None
 
 
 def approx_floor(text: str) -> int:
     return int(len(text.split()) * 1.3)
 
 
-def approx_chars(text: str) -> int:
-    return math.ceil(len(text) / 4)
-
-
-def make_capped(*, newest_first=False, evict_at_cap=False, recursive=True,
-                count_summary=True, size_check=True, validate_first=True, summarize_once=False):
-    """A CappedContext with one flaw switched on (all off: a correct one). `summarize_once`
-    is ex01's most natural mistake: evict until the texts fit, then summarise once, so the
-    new summary can push the total back over the cap."""
+def make_capped(*, lesson_groups=False, newest_first=False, evict_at_cap=False, pin=True,
+                refuse_oversize=False, recursive=True, fold_each_unit=False, summary_cap=True,
+                keep_last_words=False, compress_again=True):
+    """A CappedContext with one flaw switched on (all off: a correct one, stretch included).
+    `lesson_groups` is lesson 02's pasted answer: one call with the tool results right after
+    it is a group, so a chain of calls is split; `pin=False` protects only the newest unit,
+    as lesson 02 did, instead of the current turn; `compress_again=False` is a correct core
+    answer without the stretch."""
 
     def approx(text):
         return math.ceil(len(text.split()) * 1.3)
 
+    def is_call(message):
+        return message["role"] == "assistant" and bool(message.get("tool_calls"))
+
+    def units(messages):
+        found = []
+        for message in messages:
+            continues = message["role"] == "tool" or (is_call(message) and not lesson_groups)
+            if found and is_call(found[-1][0]) and continues:
+                found[-1].append(message)
+            else:
+                found.append([message])
+        return found
+
     class Capped:
-        def __init__(self, max_tokens, summarize=None):
-            self.max_tokens, self.summarize = max_tokens, summarize
+        def __init__(self, max_tokens, summarize, cap):
+            self.max_tokens, self.summarize, self.summary_cap = max_tokens, summarize, cap
             self.messages, self.evicted, self.summary = [], [], None
 
         def tokens(self):
-            total = sum(map(approx, self.messages))
-            if count_summary and self.summary is not None:
-                total += approx(self.summary)
-            return total
+            return sum(approx(m["content"]) for m in self.messages)
 
         def over(self):
             return self.tokens() >= self.max_tokens if evict_at_cap else \
                 self.tokens() > self.max_tokens
 
-        def append(self, text):
-            if not validate_first:
-                self.messages.append(text)
-            if size_check and approx(text) > self.max_tokens:
+        def fit(self, text):
+            if not summary_cap:
+                return text
+            if compress_again and approx(text) > self.summary_cap:
+                text = self.summarize(None, [{"role": "system", "content": text}])
+            words = text.split()
+            while words and approx(" ".join(words)) > self.summary_cap:
+                words.pop(-1 if not keep_last_words else 0)
+            return " ".join(words)
+
+        def append(self, message):
+            if refuse_oversize and approx(message["content"]) > self.max_tokens:
                 raise ValueError("too big")
-            if validate_first:
-                self.messages.append(text)
+            self.messages.append(message)
+            users = [i for i, m in enumerate(self.messages) if m["role"] == "user"]
+            end = (users[-1] if users else 0) if pin else len(self.messages) - 1
+            older = units(self.messages[:end])
+            if newest_first:
+                older.reverse()
             batch = []
-            while self.over() and len(self.messages) > 1:
-                gone = self.messages.pop(-2 if newest_first else 0)
-                self.evicted.append(gone)
-                batch.append(gone)
-                if self.summarize and not summarize_once:
-                    previous = [self.summary] if recursive and self.summary else []
-                    self.summary = self.summarize(previous + [gone])
-            if self.summarize and summarize_once and batch:
-                self.summary = self.summarize(([self.summary] if self.summary else []) + batch)
+            for unit in older:
+                if not self.over():
+                    break
+                start = self.messages.index(unit[0])
+                del self.messages[start:start + len(unit)]
+                batch += unit
+                if fold_each_unit:
+                    self.summary = self.fit(self.summarize(self.summary, unit))
+            if batch:
+                self.evicted += batch
+                if not fold_each_unit:
+                    self.summary = self.fit(self.summarize(self.summary if recursive else None,
+                                                           batch))
 
     return Capped
 
 
-def test_ex1_accepts_the_solution_and_the_unflawed_mutant_base():
-    assert grading.check_ex1(EX1.approx_tokens, EX1.CappedContext).startswith("ex01 passed")
-    assert grading.check_ex1(EX1.approx_tokens, make_capped()).startswith("ex01 passed")
+def test_ex1_accepts_the_solution_and_the_unflawed_mutant_base_core_and_stretch():
+    for capped in (EX1.CappedContext, make_capped()):
+        assert grading.check_ex1(EX1.approx_tokens, capped).startswith("ex01 passed")
+        assert grading.check_ex1(EX1.approx_tokens, capped, stretch=True) \
+            .startswith("ex01 stretch passed")
 
 
 @pytest.mark.parametrize(("approx", "flaw", "hint"), [
-    (approx_floor, {}, "round up"),
-    (approx_chars, {}, "whitespace-separated words"),
+    (approx_floor, {}, "approx_tokens is given"),
+    (None, {"lesson_groups": True}, "a tool-call run was split"),
+    (None, {"newest_first": True}, "the oldest must leave first"),
     (None, {"evict_at_cap": True}, "a total equal to the cap fits"),
-    (None, {"newest_first": True}, "oldest texts must leave first"),
-    (None, {"recursive": False}, "previous summary"),
-    (None, {"count_summary": False}, "the summary included"),
-    (None, {"size_check": False}, "must raise ValueError"),
-    (None, {"validate_first": False}, "refused append changed the context"),
+    (None, {"pin": False}, "the newest user message was evicted"),
+    (None, {"refuse_oversize": True}, "a message is never refused"),
+    (None, {"recursive": False}, "pass the previous summary"),
+    (None, {"fold_each_unit": True}, "call it once per append"),
+    (None, {"summary_cap": False}, "over its summary_cap"),
+    (None, {"keep_last_words": True}, "expected the first words"),
 ])
 def test_ex1_rejects_mutants(approx, flaw, hint):
-    rejects(grading.check_ex1, approx or EX1.approx_tokens, make_capped(**flaw), hint=hint)
+    message = rejects(grading.check_ex1, approx or EX1.approx_tokens, make_capped(**flaw),
+                      hint=hint)
+    assert "\n" not in message
+
+
+def test_ex1_stretch_tier_is_graded_separately():
+    """A core-only answer (cut without compressing again) passes the core, fails the stretch."""
+    core_only = make_capped(compress_again=False)
+    assert grading.check_ex1(EX1.approx_tokens, core_only).startswith("ex01 passed")
+    message = rejects(grading.check_ex1, EX1.approx_tokens, core_only, True,
+                      hint="cut only if that is still too long")
+    assert "it was cut without asking again" in message
 
 
 # --- exercise 2 -----------------------------------------------------------------------------
 
 EX2 = load_solution("ex02_bm25") if (SOLUTIONS / "ex02_bm25.ipynb").exists() else None
-
-
-def make_bm25(*, length_norm=True, idf="lucene", saturate=True, honour_params=True):
-    """BM25 with one flaw switched on (all defaults: correct)."""
-
-    def scores(query, docs, k1=1.5, b=0.75):
-        if not honour_params:
-            k1, b = 1.5, 0.75
-        tokenized = [tokenize(doc) for doc in docs]
-        avgdl = sum(map(len, tokenized)) / len(tokenized)
-        df = Counter(t for terms in tokenized for t in set(terms))
-        out = []
-        for terms in tokenized:
-            counts = Counter(terms)
-            norm = 1 - b + b * len(terms) / avgdl if length_norm else 1.0
-            total = 0.0
-            for term in tokenize(query):
-                tf, n = counts[term], df[term]
-                if not tf:
-                    continue
-                lucene = math.log(1 + (len(docs) - n + 0.5) / (n + 0.5))
-                weight = {"lucene": lucene, "negated": -lucene, "none": 1.0,
-                          "okapi": math.log((len(docs) - n + 0.5) / (n + 0.5))}[idf]
-                part = tf * (k1 + 1) / ((tf if saturate else 1) + k1 * norm)
-                total += weight * part
-            out.append(total)
-        return out
-
-    return scores
 
 
 def make_recall(*, per_k=False, reverse_ties=False, extra=0, total=False):
@@ -170,21 +192,73 @@ def make_recall(*, per_k=False, reverse_ties=False, extra=0, total=False):
     return recall
 
 
-def test_ex2_accepts_the_solution_and_the_unflawed_mutant_base():
-    assert grading.check_ex2(EX2.bm25_scores, EX2.recall_at_k).startswith("ex02 passed")
-    assert grading.check_ex2(make_bm25(), make_recall()).startswith("ex02 passed")
+def make_ablate(*, ignore_b=False, analyzer=None, swap=False, k1=None):
+    """ablate with one flaw switched on (all defaults: correct)."""
+    from vmem.bm25 import BM25Index
+    from vmem.eval.analysis import analyze
+
+    def ablate(facts, questions, configs, k):
+        out = {}
+        for name, config in configs.items():
+            stem, stop = config["stemming"], config["stopwords"]
+            if swap:
+                stem, stop = stop, stem
+            chosen = analyzer or (lambda text, s=stem, t=stop:
+                                  analyze(text, stemming=s, stopwords=t).split())
+            index = BM25Index(b=0.75 if ignore_b else config["b"], analyzer=chosen,
+                              **({"k1": k1} if k1 else {}))
+            for position, fact in enumerate(facts):
+                index.add(position, fact)
+
+            def rank(query, docs, index=index):
+                scores = index.scores(query)
+                return [scores.get(i, 0.0) for i in range(len(docs))]
+
+            out[name] = EX2.recall_at_k(rank, {"docs": facts, "queries": questions}, k)
+        return out
+
+    return ablate
 
 
-@pytest.mark.parametrize(("flaw", "hint"), [
-    ({"length_norm": False}, "normalises by document length"),
-    ({"idf": "none"}, "rarer words must weigh more"),
-    ({"saturate": False}, "must saturate"),
-    ({"idf": "negated"}, "never negative"),
-    ({"idf": "okapi"}, "never negative"),
-    ({"honour_params": False}, "use the k1 and b you were given"),
-])
-def test_ex2_rejects_bm25_mutants(flaw, hint):
-    rejects(grading.check_ex2, make_bm25(**flaw), EX2.recall_at_k, hint=hint)
+def choose_last_on_tie(results):
+    best = max(results.values())
+    name = [n for n in results if results[n] == best][-1]
+    return name, EX2.choose(results)[1]
+
+
+def choose_lowest(results):
+    worst = min(results, key=results.get)
+    return worst, EX2.choose(results)[1]
+
+
+def choose_made_up_number(results):
+    name, why = EX2.choose(results)
+    return name, why + " Stemming adds 0.37."
+
+
+def choose_without_runner_up(results):
+    name = EX2.choose(results)[0]
+    return name, f"{name!r} scores {results[name]:.2f}."
+
+
+def changed_swapped(facts, questions, before, after, k):
+    gained, lost = EX2.changed_questions(facts, questions, before, after, k)
+    return lost, gained
+
+
+def changed_at_k1(facts, questions, before, after, k):
+    return EX2.changed_questions(facts, questions, before, after, 1)
+
+
+def ex2_args(recall=None, ablate=None, choose=None):
+    return (recall or EX2.recall_at_k, ablate or EX2.ablate, choose or EX2.choose)
+
+
+def test_ex2_accepts_the_solution_core_and_stretch():
+    assert grading.check_ex2(*ex2_args()).startswith("ex02 passed")
+    assert grading.check_ex2(make_recall(), make_ablate(), EX2.choose).startswith("ex02 passed")
+    assert grading.check_ex2(*ex2_args(), EX2.changed_questions, stretch=True) \
+        .startswith("ex02 stretch passed")
 
 
 @pytest.mark.parametrize(("flaw", "hint"), [
@@ -194,7 +268,41 @@ def test_ex2_rejects_bm25_mutants(flaw, hint):
     ({"total": True}, "average the per-query recall"),
 ])
 def test_ex2_rejects_recall_mutants(flaw, hint):
-    rejects(grading.check_ex2, EX2.bm25_scores, make_recall(**flaw), hint=hint)
+    rejects(grading.check_ex2, *ex2_args(recall=make_recall(**flaw)), hint=hint)
+
+
+@pytest.mark.parametrize(("flaw", "hint"), [
+    ({"ignore_b": True}, "with that configuration's b"),
+    ({"analyzer": "default"}, "BM25Index's default analyzer"),
+    ({"analyzer": "plain"}, "scored with plain words"),
+    ({"swap": True}, "switches are swapped"),
+])
+def test_ex2_rejects_ablate_mutants(flaw, hint):
+    from vmem.bm25 import analyze
+    analyzers = {"default": analyze, "plain": tokenize}
+    if isinstance(flaw.get("analyzer"), str):
+        flaw = {"analyzer": analyzers[flaw["analyzer"]]}
+    message = rejects(grading.check_ex2, *ex2_args(ablate=make_ablate(**flaw)), hint=hint)
+    assert "\n" not in message and "held-out" in message
+
+
+@pytest.mark.parametrize(("choose", "hint"), [
+    (choose_last_on_tie, "on a tie the configuration listed first"),
+    (choose_lowest, "pick the highest recall"),
+    (choose_made_up_number, "quotes 0.37, which is no configuration's recall"),
+    (choose_without_runner_up, "must name the runner-up"),
+])
+def test_ex2_rejects_choose_mutants(choose, hint):
+    rejects(grading.check_ex2, *ex2_args(choose=choose), hint=hint)
+
+
+@pytest.mark.parametrize(("changed", "hint"), [
+    (changed_swapped, "the wrong way round"),
+    (changed_at_k1, "compare each question's own recall@k"),
+])
+def test_ex2_stretch_rejects_mutants_and_the_core_does_not_need_it(changed, hint):
+    assert grading.check_ex2(*ex2_args(), changed).startswith("ex02 passed")
+    rejects(grading.check_ex2, *ex2_args(), changed, True, hint=hint)
 
 
 # --- exercise 3 -----------------------------------------------------------------------------
@@ -664,16 +772,15 @@ def test_ex8_stretch_tier_is_graded_separately():
 
 # --- the messages learners meet most (issue 13) ---------------------------------------------
 
-def test_ex1_names_a_summary_that_pushes_the_total_back_over_the_cap():
-    message = rejects(grading.check_ex1, EX1.approx_tokens, make_capped(summarize_once=True),
-                      hint="your summary pushed the total back over the cap: ")
-    assert re.search(r"the messages come to \d+ tokens and the summary adds \d+, \d+ in all, "
-                     r"over the cap of 20", message)
-    assert "keep evicting (and summarizing)" in message
-    # the same flaw without a summarizer is a plain over-the-cap message, not this one
+def test_ex1_names_lesson_02_s_pasted_grouping_as_a_split_tool_call_run():
+    message = rejects(grading.check_ex1, EX1.approx_tokens, make_capped(lesson_groups=True),
+                      hint="a tool-call run was split (the context now starts: ")
+    assert re.search(r"after \d+ appends \(user, ", message)
+    assert "evict it whole" in message
+    # a context that evicts at the cap is told about the cap, not about runs
     plain = rejects(grading.check_ex1, EX1.approx_tokens, make_capped(evict_at_cap=True),
                     hint="a total equal to the cap fits")
-    assert "your summary" not in plain
+    assert "tool-call run" not in plain
 
 
 def insert_positionally(store, text, session_id, turn_id, source_url):
@@ -713,7 +820,7 @@ def test_ex4_reports_caught_per_kind_and_two_missed_examples():
 
 LEARNER_CALLS = {  # each check, given learner code that raises KeyError('oops') at once
     "check_ex1": lambda bad: (bad, EX1.CappedContext),
-    "check_ex2": lambda bad: (bad, EX2.recall_at_k),
+    "check_ex2": lambda bad: (bad, EX2.ablate, EX2.choose),
     "check_ex3": lambda bad: (bad, EX3.answer_with_citations),
     "check_ex4": lambda bad: (bad,),
     "check_ex5": lambda bad: (bad, EX5.TypedCore),
@@ -743,7 +850,7 @@ def test_a_verdict_reads_as_one_line_in_ipython_not_a_traceback_through_the_grad
 
     shell = InteractiveShell.instance()
     shell.user_ns.update(grading=grading, approx=EX1.approx_tokens,
-                         Capped=make_capped(summarize_once=True))
+                         Capped=make_capped(lesson_groups=True))
     shown = []
     original = shell._showtraceback
     shell._showtraceback = lambda etype, value, stb: shown.append(stb)
@@ -752,5 +859,5 @@ def test_a_verdict_reads_as_one_line_in_ipython_not_a_traceback_through_the_grad
     finally:
         shell._showtraceback = original
     assert len(shown) == 1 and len(shown[0]) == 1, shown
-    assert shown[0][0].startswith("CheckFailed: your summary pushed the total back over")
+    assert shown[0][0].startswith("CheckFailed: after 9 appends (user, assistant, user, call")
     assert "vmem/course/checks" not in "".join(shown[0])

@@ -37,7 +37,7 @@ from ..text import one_line
 # The exercises in order, with the official check each one ends with.
 EXERCISES: dict[str, str] = {
     "ex01_token_cap": "check_ex1(approx_tokens, CappedContext)",
-    "ex02_bm25": "check_ex2(bm25_scores, recall_at_k)",
+    "ex02_bm25": "check_ex2(recall_at_k, ablate, choose)",
     "ex03_citations": "check_ex3(insert_fact, answer_with_citations)",
     "ex04_poisoning": "check_ex4(is_directive)",
     "ex05_typed_core": "check_ex5(to_memgpt, TypedCore)",
@@ -47,6 +47,8 @@ EXERCISES: dict[str, str] = {
 }
 # The exercises with a stretch tier, graded separately and reported in its own column.
 STRETCH: dict[str, str] = {
+    "ex01_token_cap": "check_ex1(approx_tokens, CappedContext, stretch=True)",
+    "ex02_bm25": "check_ex2(recall_at_k, ablate, choose, changed_questions, stretch=True)",
     "ex06_memory_tools": "check_ex6(tool_schema, dispatch, stretch=True)",
     "ex07_agent_loop": "check_ex7(run_turn, stretch=True)",
     "ex08_capstone": "check_ex8(chat_session, stretch=True)",
