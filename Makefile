@@ -66,6 +66,7 @@ release: setup
 bench: setup
 	$(BIN)/python benchmarks/archival.py archival
 	$(BIN)/python benchmarks/backends.py
+	$(BIN)/python benchmarks/recall.py --data $(LOCOMO)
 
 eval: setup
 	$(BIN)/python -m vmem eval synthetic --tokens 100000
