@@ -152,17 +152,24 @@ def stem(term: str) -> str:
     return term
 
 
-def analyze(text: str) -> list[str]:
+def analyze(text: str, *, stopwords: bool = True, stemming: bool = True) -> list[str]:
     """The one analyzer: `tokenize`, drop `STOPWORDS`, `stem` the rest.
 
     Stop words are dropped before stemming and again after it ("wills" stems to "will"),
-    so analysing the space-joined result again gives the same terms.
+    so analysing the space-joined result again gives the same terms. The stores always
+    use both steps; the switches turn one off, for ablations (`vmem.eval.analysis`).
 
     >>> analyze("Where does Maya live now? She moved to Lisbon.")
     ['maya', 'liv', 'mov', 'lisbon']
     """
-    stems = (stem(word) for word in tokenize(text) if word not in STOPWORDS)
-    return [term for term in stems if term not in STOPWORDS]
+    terms = tokenize(text)
+    if stopwords:
+        terms = [term for term in terms if term not in STOPWORDS]
+    if stemming:
+        terms = [stem(term) for term in terms]
+        if stopwords:
+            terms = [term for term in terms if term not in STOPWORDS]
+    return terms
 
 
 def lucene_idf(docs: int, df: int) -> float:

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
+from functools import cache
 
 from .bm25 import analyze, tokenize
 from .messages import Hit, Message
@@ -139,8 +140,14 @@ def query_terms(query: str, priors: Priors | None = None) -> list[str]:
     gets the words of change it does not already have."""
     terms = analyze(query)
     if terms and (priors or Priors()).current_state and asks_current_state(query):
-        terms += [term for term in dict.fromkeys(analyze(CHANGE_WORDS)) if term not in terms]
+        terms += [term for term in _change_terms() if term not in terms]
     return terms
+
+
+@cache
+def _change_terms() -> tuple[str, ...]:
+    """`CHANGE_WORDS` analysed, once (analysing builds the word pattern on first use)."""
+    return tuple(dict.fromkeys(analyze(CHANGE_WORDS)))
 
 
 def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None) -> list[Hit]:
@@ -153,13 +160,15 @@ def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None) -> lis
     named = set(analyze(query))
     sitting = _sitting_scores(hits) if priors.sitting else {}
     most = max(sitting.values(), default=0.0)
+    senders = {hit.record.name: set(analyze(hit.record.name)) for hit in hits
+               if priors.speaker and isinstance(hit.record, Message) and hit.record.name}
     reranked = []
     for position, hit in enumerate(hits):
         added: dict[str, float] = {}
         if most > 0 and sitting[position] > 0:
             added[SITTING] = priors.sitting * best * sitting[position] / most
-        sender = analyze(hit.record.name or "") if isinstance(hit.record, Message) else []
-        if priors.speaker and sender and set(sender) <= named:
+        sender = senders.get(getattr(hit.record, "name", None))
+        if sender and sender <= named:
             added[SPEAKER] = priors.speaker * best
         reranked.append(replace(hit, score=hit.score + sum(added.values()),
                                 terms={**hit.terms, **added}) if added else hit)
