@@ -28,8 +28,15 @@ def verdict(part: str, learner: _Part, fallback: _Part,
     return f"passed: {line}", learner
 
 
-def use(part: str, learner: _Part, fallback: _Part, check: Callable[[Any], str]) -> _Part:
-    """Print `verdict`'s line and return the part the notebook goes on with."""
+def use(part: str, learner: _Part, fallback: _Part, check: Callable[[Any], str],
+        keep: str | None = None, origin: str = "") -> _Part:
+    """Print `verdict`'s line and return the part the notebook goes on with. With `keep`,
+    a learner's part that passed is also kept as `my_parts/<keep>.py` for later notebooks
+    (`vmem.course.parts`), and the line says so."""
     line, chosen = verdict(part, learner, fallback, check)
+    if keep is not None and chosen is learner:
+        from ..parts import keep as keep_part  # parts runs checks through `verdict`
+
+        line = f"{line} ({keep_part(keep, learner, origin, check)})"
     print(line)
     return chosen

@@ -22,6 +22,8 @@ from ...tokens import count_tokens
 from ..checks.common import calling, fail
 from .common import use
 
+ORIGIN = "notebook 02"  # where a kept part was written (vmem.course.parts)
+
 Chat = list[dict[str, Any]]
 SUMMARY_WORDS = 60  # the longest summary `fold` may return, as ExtractiveSummarizer
 
@@ -255,27 +257,32 @@ def _check_fold(fold_fn: Callable[..., str]) -> str:
 
 def check_tokens(approx_tokens: Callable[[str], int]) -> Callable[[str], int]:
     """Check the learner's token counter; return it, or vmem's `count_tokens`."""
-    return use("count_tokens", approx_tokens, count_tokens, _check_tokens)
+    return use("count_tokens", approx_tokens, count_tokens, _check_tokens,
+               keep="approx_tokens", origin=ORIGIN)
 
 
 def check_render(render_fn: Callable[..., Chat]) -> Callable[..., Chat]:
     """Check the learner's `render`; return it, or the reference `render`."""
-    return use("render", render_fn, render, _check_render)
+    return use("render", render_fn, render, _check_render, keep="render_prompt",
+               origin=ORIGIN)
 
 
 def check_append(append_fn: Callable[..., bool]) -> Callable[..., bool]:
     """Check the learner's `append`; return it, or the reference `append`."""
-    return use("append", append_fn, append, _check_append)
+    return use("append", append_fn, append, _check_append, keep="append_message",
+               origin=ORIGIN)
 
 
 def check_evict(evict_fn: Callable[..., Chat]) -> Callable[..., Chat]:
     """Check the learner's `evict`; return it, or the reference built on eviction.groups."""
-    return use("evict (eviction.groups)", evict_fn, evict, _check_evict)
+    return use("evict (eviction.groups)", evict_fn, evict, _check_evict,
+               keep="evict_oldest", origin=ORIGIN)
 
 
 def check_fold(fold_fn: Callable[..., str]) -> Callable[..., str]:
     """Check the learner's `fold`; return it, or vmem's ExtractiveSummarizer."""
-    return use("ExtractiveSummarizer", fold_fn, fold, _check_fold)
+    return use("ExtractiveSummarizer", fold_fn, fold, _check_fold, keep="fold_summary",
+               origin=ORIGIN)
 
 
 class Counter:
@@ -295,3 +302,7 @@ class Summarizer:
         return self.fold(previous, [{"role": m.role, "content": m.content} for m in evicted])
 
 
+KEPT = {"approx_tokens": (count_tokens, _check_tokens), "render_prompt": (render, _check_render),
+        "append_message": (append, _check_append), "evict_oldest": (evict, _check_evict),
+        "fold_summary": (fold, _check_fold)}
+"""The parts this notebook keeps for later ones: name -> (vmem's stand-in, its check)."""

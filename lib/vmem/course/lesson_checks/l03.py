@@ -24,6 +24,8 @@ from ...messages import Record
 from ..checks.common import calling, fail
 from .common import use
 
+ORIGIN = "notebook 03"  # where a kept part was written (vmem.course.parts)
+
 _DOCS = [
     "The heron stood in the shallow river all morning.",
     "A heron and a kingfisher share the river bank; the heron fishes, the heron waits.",
@@ -342,4 +344,9 @@ def check_cite(cite_fn: Callable[[Record], str]) -> Callable[[Record], str]:
 
 def check_archive(archive_class: Callable[..., Any]) -> Callable[..., Any]:
     """Check the learner's `TinyArchive` class; return it, or vmem's reference."""
-    return use("TinyArchive (BM25Index)", archive_class, TinyArchive, _check_archive)
+    return use("TinyArchive (BM25Index)", archive_class, TinyArchive, _check_archive,
+               keep="TinyArchive", origin=ORIGIN)
+
+
+KEPT = {"TinyArchive": (TinyArchive, _check_archive)}
+"""The parts this notebook keeps for later ones: name -> (vmem's stand-in, its check)."""

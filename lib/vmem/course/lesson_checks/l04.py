@@ -32,6 +32,8 @@ from ...text import clip
 from ..checks.common import calling, fail
 from .common import use
 
+ORIGIN = "notebook 04"  # where a kept part was written (vmem.course.parts)
+
 Tools = dict[str, Callable[..., Any]]
 Dispatcher = Callable[[Tools, str, str], Any]
 ERROR = "Error: "
@@ -93,7 +95,7 @@ SCHEMA_CASES: tuple[tuple[Callable[..., Any], str], ...] = (
 )
 
 
-def _reduced(function: Callable[..., Any]) -> dict[str, Any]:
+def reduced_schema(function: Callable[..., Any]) -> dict[str, Any]:
     """vmem's schema of `function`, without what the lesson leaves out (argument
     descriptions, the heartbeat argument, additionalProperties)."""
     full = schema(function.__name__, function)["function"]
@@ -108,7 +110,7 @@ def _reduced(function: Callable[..., Any]) -> dict[str, Any]:
 
 def _check_schema(tool_schema: Callable[[Callable[..., Any]], Any]) -> str:
     for function, what in SCHEMA_CASES:
-        expected, got = _reduced(function), tool_schema(function)
+        expected, got = reduced_schema(function), tool_schema(function)
         if got != expected:
             fail(f"tool_schema({function.__name__}) ({what}) returned "
                  f"{json.dumps(got, default=repr)[:160]}, expected "
@@ -119,7 +121,8 @@ def _check_schema(tool_schema: Callable[[Callable[..., Any]], Any]) -> str:
 def check_schema(tool_schema: Callable[[Callable[..., Any]], Any]) -> None:
     """Print one line about the learner's `tool_schema` (the notebook reads vmem's
     schemas after it either way, so nothing is returned)."""
-    use("schema generator", tool_schema, None, _check_schema)
+    use("schema generator", tool_schema, None, _check_schema, keep="tool_schema",
+        origin=ORIGIN)
 
 
 # --- hostile calls --------------------------------------------------------------------
@@ -181,7 +184,8 @@ def _check_dispatcher(dispatcher: Dispatcher) -> str:
 def check_dispatcher(dispatcher: Dispatcher) -> Dispatcher:
     """Print one line about the learner's `dispatch`; return it when it passed, else
     vmem's (`dispatch` above), which the rest of the notebook calls."""
-    return use("dispatcher", dispatcher, dispatch, _check_dispatcher)
+    return use("dispatcher", dispatcher, dispatch, _check_dispatcher, keep="dispatch",
+               origin=ORIGIN)
 
 
 # --- memory pressure the model can act on ---------------------------------------------
@@ -255,3 +259,7 @@ def check_over_limit(over_limit: OverLimit) -> OverLimit:
     """Print one line about the learner's `over_limit_error`; return it when it passed,
     else vmem's wording (`over_limit_error` above), which the notebook shows the model."""
     return use("over-limit message", over_limit, over_limit_error, _check_over_limit)
+
+
+KEPT = {"tool_schema": (reduced_schema, _check_schema), "dispatch": (dispatch, _check_dispatcher)}
+"""The parts this notebook keeps for later ones: name -> (vmem's stand-in, its check)."""

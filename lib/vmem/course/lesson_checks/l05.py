@@ -12,7 +12,7 @@
 
 Each prints one line, as every lesson check does, and returns the part the rest of the
 notebook uses: the learner's when it passed, else vmem's (`wants_another_step` below, the
-rule `Agent` applies, and `agent_loop`).
+rule `Agent` applies, and `kernel_loop`, which matches `Agent` over any memory and tools).
 """
 
 from __future__ import annotations
@@ -24,10 +24,13 @@ from typing import Any
 from ...agent import Agent, ScriptedPolicy
 from ...clock import StepClock
 from ...memory import Memory
+from ...messages import Message
 from ...outcomes import ToolResult
 from ...tools import MemoryTools
 from ..checks.common import calling, fail
 from .common import use
+
+ORIGIN = "notebook 05"  # where a kept part was written (vmem.course.parts)
 
 Loop = Callable[..., Any]
 Decision = Callable[[list[ToolResult], bool], Any]
@@ -203,6 +206,34 @@ def agent_loop(memory: Memory, tools: MemoryTools, policy: Any, user_text: str,
     return None if turn.stop_reason == "max_steps" else turn.reply
 
 
+def kernel_loop(memory: Any, tools: Any, policy: Any, user_text: str,
+                max_steps: int = 10) -> str | None:
+    """vmem's loop with the learner's signature, over any memory and tools of the shapes
+    the lesson uses (`memory.context.append/render/events`, `tools.call/schemas`), so it
+    also stands in for the learner's loop in an agent made of the learner's parts."""
+    context = memory.context
+    context.append(Message(role="user", content=user_text))
+    for step in range(1, max_steps + 1):
+        warned = sum(1 for event in context.events if event.kind == "warned")
+        action = policy.respond(context.render(), tools.schemas())
+        calls = [(call, call.id or f"call_1_{step}_{i}")
+                 for i, call in enumerate(action.tool_calls, 1)]
+        context.append(Message(role="assistant", content=action.content, tool_calls=[
+            call.to_chat(call_id) for call, call_id in calls] or None))
+        if not calls:
+            return action.content
+        results = []
+        for call, call_id in calls:
+            results.append(tools.call(call.name, call.arguments))
+            context.append(Message(role="tool", content=results[-1].content,
+                                   name=results[-1].name, tool_call_id=call_id))
+        warned = sum(1 for event in context.events if event.kind == "warned") > warned
+        if not wants_another_step(results, warned):
+            sent = [result.message for result in results if result.message is not None]
+            return sent[-1] if sent else action.content
+    return None
+
+
 def fresh(budget: int = 4000) -> tuple[Memory, MemoryTools]:
     """An empty in-memory agent memory and its tools, schemas counted in the budget, and
     saved facts stamped as turn 1 of the memory's session (as `Agent.step` stamps them)."""
@@ -237,6 +268,10 @@ def _check_loop(loop: Loop) -> str:
 
 def check_loop(loop: Loop) -> Loop:
     """Print one line about the learner's `tiny_loop` (built on whichever decision
-    `check_decision` returned); return it when it passed, else `agent_loop`, which the
+    `check_decision` returned); return it when it passed, else `kernel_loop`, which the
     rest of the notebook calls."""
-    return use("Agent loop", loop, agent_loop, _check_loop)
+    return use("loop", loop, kernel_loop, _check_loop, keep="tiny_loop", origin=ORIGIN)
+
+
+KEPT = {"tiny_loop": (kernel_loop, _check_loop)}
+"""The parts this notebook keeps for later ones: name -> (vmem's stand-in, its check)."""
