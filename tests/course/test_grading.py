@@ -7,6 +7,7 @@ mutant, a plausible wrong implementation, with a message that points at what is 
 
 from __future__ import annotations
 
+import linecache
 import math
 import re
 from pathlib import Path
@@ -641,7 +642,10 @@ def load_cells(name: str, ids: tuple[str, ...]) -> SimpleNamespace:
     namespace: dict = {}
     for cell in nbformat.read(path, as_version=4).cells:
         if cell.get("id") in ids:
-            exec(compile(cell.source, f"{name}.ipynb", "exec"), namespace)
+            filename = f"<{name}.ipynb {cell.id} {id(namespace)}>"  # a kernel's cell: its
+            linecache.cache[filename] = (len(cell.source), None,  # source in linecache
+                                         cell.source.splitlines(True), filename)
+            exec(compile(cell.source, filename, "exec"), namespace)
     return SimpleNamespace(**namespace)
 
 
@@ -708,29 +712,38 @@ def test_ex7_stretch_tier_is_graded_separately():
 
 # --- exercise 8, the capstone ---------------------------------------------------------------
 
-def ex8_agent(flaw: str):
-    """The capstone's chat_session with one flaw, in a namespace of its own (run_turn calls
-    the `decide` of its namespace, so a flawed decide is swapped in there)."""
-    ns = load_cells("ex08_capstone", ("ex08-01", "ex08-03", "ex08-05"))
-    right_decide, right_session = ns.decide, ns.chat_session
+EX8_CELLS = ("ex08-01", "ex08-parts", "ex08-03", "ex08-05")
 
-    def decide(user_text, results):
-        calls = right_decide(user_text, results)
-        name, arguments = calls[0]
-        if flaw == "no_search" and name == "archival_memory_search":
-            return [("send_message", {"message": "I do not remember."})]
-        if flaw == "never_saves" and name == "archival_memory_insert":
-            return [("send_message", {"message": "Noted."})]
-        if name == "send_message" and results and results[-1].name == "archival_memory_search":
-            hits = [hit for hit in results[-1].hits
-                    if flaw == "no_quarantine_filter" or not hit.quarantined]
-            if hits and flaw in ("no_citation", "cites_rank", "no_quarantine_filter",
-                                 "cites_a_message_counter"):
+
+def ex8_agent(flaw: str):
+    """The capstone's chat_session with one flaw, in a namespace of its own (chat_session
+    makes a `NotesPolicy` from its namespace, so a flawed one is swapped in there)."""
+    ns = load_cells("ex08_capstone", EX8_CELLS)
+    right_session = ns.chat_session
+
+    def send(message: str):
+        return ns.AssistantTurn(tool_calls=[ns.ToolCall("send_message", {"message": message})])
+
+    class Flawed(ns.NotesPolicy):
+        def respond(self, messages, tools):
+            answer = super().respond(messages, tools)
+            name = answer.tool_calls[0].name
+            if flaw == "no_search" and name == "archival_memory_search":
+                return send("I do not remember.")
+            if flaw == "never_saves" and name == "archival_memory_insert":
+                return send("Noted.")
+            newest = next(m for m in reversed(messages) if m["role"] in ("user", "tool"))
+            found = newest["content"] if newest["role"] == "tool" else ""
+            hits = [(number, quote) for number, head, quote in ns.CITED_HIT.findall(found)
+                    if flaw == "no_quarantine_filter" or "QUARANTINED" not in head]
+            if name == "send_message" and hits and flaw in (
+                    "no_citation", "cites_rank", "no_quarantine_filter",
+                    "cites_a_message_counter"):
                 cite = {"no_citation": "", "cites_rank": " [record 1]",
                         "cites_a_message_counter": " [message 1]"}.get(
-                    flaw, f" [record {hits[0].id}]")
-                return [("send_message", {"message": f"From my notes: {hits[0].text}{cite}"})]
-        return calls
+                    flaw, f" [record {hits[0][0]}]")
+                return send(f"From my notes: {hits[0][1]}{cite}")
+            return answer
 
     def chat_session(path, messages, clock):
         if flaw == "no_persistence":
@@ -739,13 +752,28 @@ def ex8_agent(flaw: str):
             Path(path).unlink(missing_ok=True)
         return right_session(path, messages, clock)
 
-    ns.run_turn.__globals__["decide"] = decide
+    right_session.__globals__["NotesPolicy"] = Flawed
     return chat_session
 
 
 def test_ex8_accepts_the_solution_core_and_stretch():
-    ns = load_cells("ex08_capstone", ("ex08-01", "ex08-03", "ex08-05"))
+    ns = load_cells("ex08_capstone", EX8_CELLS)
     assert grading.check_ex8(ns.chat_session).startswith("ex08 core passed")
+    assert grading.check_ex8(ns.chat_session, stretch=True).startswith("ex08 stretch passed")
+
+
+def test_ex8_runs_on_the_learners_kept_parts(tmp_path, capsys):
+    """With exercise 6's and 7's parts kept, the capstone loads and runs them."""
+    ns6 = load_cells("ex06_memory_tools", ("ex06-01", "ex06-03", "ex06-05", "ex06-08"))
+    ns7 = load_cells("ex07_agent_loop", ("ex07-01", "ex07-03", "ex07-05"))
+    assert "(kept as my_parts/dispatch.py)" in grading.check_ex6(ns6.tool_schema, ns6.dispatch)
+    assert "(kept as my_parts/run_turn.py)" in grading.check_ex7(ns7.run_turn)
+    capsys.readouterr()
+    ns = load_cells("ex08_capstone", EX8_CELLS)
+    assert capsys.readouterr().out.splitlines() == [
+        "using your dispatch from exercise 6 (my_parts/dispatch.py)",
+        "using your run_turn from exercise 7 (my_parts/run_turn.py)"]
+    assert ns.dispatch.__module__ == "my_parts_dispatch"
     assert grading.check_ex8(ns.chat_session, stretch=True).startswith("ex08 stretch passed")
 
 

@@ -68,8 +68,9 @@ class DispatchedTools:
 
     `request_heartbeat` is the kernel's argument, not the tool's: it is taken out before
     the call and set on the result when the call went through. A text result starting
-    "Error: " is a failed call; a `ToolResult` (from a wrapped `MemoryTools` method) is
-    passed on as it is."""
+    "Error: " is a failed call (notebook 04's dispatcher), as is `{"ok": False, "message":
+    ...}` (exercise 6's, whose `{"ok": True, "result": ...}` is unwrapped); a `ToolResult`
+    (from a wrapped `MemoryTools` method) is passed on as it is."""
 
     def __init__(self, functions: Functions, dispatch: Callable[[Functions, str, str], Any],
                  schemas: Callable[[], list[dict[str, Any]]]) -> None:
@@ -86,6 +87,8 @@ class DispatchedTools:
             heartbeat = arguments.get("request_heartbeat") is True
         text = sent if isinstance(sent, str) else json.dumps(sent)
         out = self.dispatch(self.functions, name, text)
+        if isinstance(out, dict) and isinstance(out.get("ok"), bool):  # exercise 6's shape
+            out = out["result"] if out["ok"] else f"{ERROR}{out.get('message')}"
         if isinstance(out, ToolResult):
             return dataclasses.replace(out, heartbeat=heartbeat and out.ok)
         content = str(out)

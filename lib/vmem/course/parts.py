@@ -146,6 +146,14 @@ def _assignment(name: str, cells: list[str]) -> ast.stmt | None:
     return None
 
 
+def _importable(obj: Any) -> bool:
+    """Whether `obj` can be imported by name from a module (a library's function or
+    class), rather than copied from the cell that defined it."""
+    module = sys.modules.get(getattr(obj, "__module__", None) or "__main__")
+    return module is not None and module.__name__ != "__main__" and \
+        "." not in obj.__qualname__ and getattr(module, obj.__qualname__, None) is obj
+
+
 class _Module:
     """Collects the statements of one part's module: imports first, then definitions in
     the order they depend on each other."""
@@ -163,10 +171,7 @@ class _Module:
         if isinstance(obj, types.ModuleType):
             alias = "" if name == obj.__name__ else f" as {name}"
             self._import(f"import {obj.__name__}{alias}")
-        elif (inspect.isfunction(obj) or inspect.isclass(obj)) and \
-                getattr(obj, "__module__", "__main__") != "__main__":
-            if "." in obj.__qualname__ or "<" in obj.__qualname__:
-                raise CannotKeep(f"{name} is defined inside something else")
+        elif (inspect.isfunction(obj) or inspect.isclass(obj)) and _importable(obj):
             alias = "" if name == obj.__qualname__ else f" as {name}"
             self._import(f"from {obj.__module__} import {obj.__qualname__}{alias}")
         elif inspect.isfunction(obj) or inspect.isclass(obj):
@@ -264,6 +269,8 @@ def keep(name: str, part: Any, origin: str, check: Callable[[Any], str],
         source = module_source(name, part, header=header)
     except CannotKeep as reason:
         return f"not kept for later notebooks: {reason}"
+    except (OSError, TypeError, SyntaxError) as error:  # no source: a part built elsewhere
+        return f"not kept for later notebooks: its source was not found ({error})"
     path.parent.mkdir(exist_ok=True)
     temporary = path.with_name(f"{name}.checking.py")  # importable, not yet the part
     temporary.write_text(source, encoding="utf-8")

@@ -21,9 +21,12 @@ null allowed) to both, and a "did you mean" suggestion for a misspelt tool name.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
+from ...signatures import bind, parse_arguments
+from ..parts import keep
 from .common import calling, fail, learner_check
 
 MAX_STRING_CHARS = 10_000  # the longest string argument a dispatcher must accept
@@ -230,9 +233,42 @@ def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool)
 def check_ex6(tool_schema: Callable[..., dict], dispatch: Callable[..., dict],
               stretch: bool = False) -> str:
     """Check the schema generator and the dispatcher; `stretch=True` grades the stretch tier
-    (lists, optional parameters, a "did you mean" suggestion) on top of the core."""
+    (lists, optional parameters, a "did you mean" suggestion) on top of the core. A
+    dispatcher that passed is kept for the capstone (`my_parts/dispatch.py`)."""
     calls = _Calls()
     _check_schemas(tool_schema, calls, stretch)
     _check_dispatch(dispatch, calls, stretch)
     tier = "stretch" if stretch else "core"
-    return f"ex06 {tier} passed: schemas for unseen tools, and every hostile call answered."
+    kept = keep("dispatch", dispatch, "exercise 6", dispatch_passes)
+    return f"ex06 {tier} passed: schemas for unseen tools, and every hostile call answered " \
+        f"({kept})."
+
+
+def dispatch_passes(dispatch: Callable[..., dict]) -> str:
+    """The core dispatcher check alone: what the capstone runs again on a kept copy."""
+    _check_dispatch(dispatch, _Calls(), stretch=False)
+    return "every hostile call answered"
+
+
+def reference_dispatch(tools: dict[str, Callable[..., Any]], name: Any,
+                       arguments: Any = None) -> dict[str, Any]:
+    """vmem's dispatcher with this exercise's contract, on vmem's own argument checks
+    (`vmem.signatures`, which know the memory tools' types: str, int, bool, lists and
+    optional values, not float): what the capstone uses until the learner's is kept."""
+    def failed(kind: str, message: str) -> dict[str, Any]:
+        return {"ok": False, "error": kind, "message": message}
+
+    if not isinstance(name, str) or name not in tools:
+        return failed("unknown_tool", f"there is no tool {name!r:.40}. Use one of: "
+                                      f"{', '.join(tools)}.")
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+    parsed = parse_arguments(text)
+    if isinstance(parsed, str):
+        return failed("invalid_json", parsed)
+    problems, kwargs, _ = bind(name, tools[name], parsed)
+    if problems:
+        return failed("bad_arguments", f"{name}: " + " ".join(problems))
+    try:
+        return {"ok": True, "result": tools[name](**kwargs)}
+    except Exception as error:  # the tool's failure is the model's news, not the loop's end
+        return failed("tool_error", f"{name} raised {type(error).__name__}: {error}"[:300])

@@ -26,6 +26,8 @@ from ...errors import VMemError
 from ...memory import Memory
 from ...tools import MemoryTools
 from ...turn import AssistantTurn, ToolCall
+from ..lesson_checks.l05 import kernel_loop
+from ..parts import keep
 from .common import describe, fail, learner_check
 
 QUESTION = "What did I say about the allotment?"
@@ -161,7 +163,18 @@ def _compare(got: dict[str, Any], want: dict[str, Any], what: str, hint: str) ->
 @learner_check
 def check_ex7(run_turn: Callable[..., Any], stretch: bool = False) -> str:
     """Run the learner's loop and `vmem.Agent` on the same scripts; `stretch=True` also
-    grades a policy that fails (raises, runs out, answers garbage)."""
+    grades a policy that fails (raises, runs out, answers garbage). A loop that passed is
+    kept for the capstone (`my_parts/run_turn.py`)."""
+    line = _grade(run_turn, stretch)
+    return f"{line} ({keep('run_turn', run_turn, 'exercise 7', loop_passes)})."
+
+
+def loop_passes(run_turn: Callable[..., Any]) -> str:
+    """The core check alone: what the capstone runs again on a kept copy."""
+    return _grade(run_turn, stretch=False)
+
+
+def _grade(run_turn: Callable[..., Any], stretch: bool) -> str:
     for what, actions, max_steps, max_tokens, hint in SCRIPTS:
         def make(actions: list[Any] = actions) -> ScriptedPolicy:
             return ScriptedPolicy(actions)
@@ -175,4 +188,12 @@ def check_ex7(run_turn: Callable[..., Any], stretch: bool = False) -> str:
             _compare(_learner(run_turn, factory, 10, 4000, what, hint), want, what, hint)
     tier = "stretch" if stretch else "core"
     count = len(SCRIPTS) + (len(STRETCH_SCRIPTS) if stretch else 0)
-    return f"ex07 {tier} passed: your loop matches vmem.Agent on {count} scripts."
+    return f"ex07 {tier} passed: your loop matches vmem.Agent on {count} scripts"
+
+
+def reference_run_turn(memory: Any, tools: Any, policy: Any, user_text: str,
+                       max_steps: int = 10) -> tuple[str, str]:
+    """vmem's loop with this exercise's contract (`vmem.course.lesson_checks.l05`'s
+    `kernel_loop`): what the capstone uses until the learner's is kept."""
+    reply = kernel_loop(memory, tools, policy, user_text, max_steps)
+    return ("", "max_steps") if reply is None else (reply, "final_message")

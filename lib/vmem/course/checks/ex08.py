@@ -3,7 +3,9 @@ question about the first session, answered from memory with a citation.
 
 The contract (stated in the notebook): `chat_session(path, messages, clock)` opens the
 agent stored at `path` with `vmem.Memory.open`, answers each user message in turn with the
-learner's loop and tools, closes the file, and returns the replies. A reply that uses
+learner's parts (the dispatcher kept by exercise 6, the loop kept by exercise 7, and a
+model written as rules over the prompt's text), closes the file, and returns the replies.
+The check treats it as a black box: what is graded is what the agent remembers. A reply that uses
 memory cites what it used as `[record N]` (archival) or `[message N]` (recall).
 
 The check passes only when the fact said in session 1 survives two reopenings, is found
