@@ -91,11 +91,19 @@ def test_a_part_kept_under_another_name_keeps_its_name(kernel):
 
 
 def test_a_part_that_reads_a_value_built_by_a_call_is_not_kept(kernel, tmp_path):
-    kernel.run("store = open\nlimit = len('abc')\n"
-               "def reader(text):\n    return text[:limit]\n")
+    kernel.run("from vmem import Memory\nstore = Memory.open(':memory:')\n"
+               "def reader(text):\n    return store.recall.search(text)\n")
     note = parts.keep("reader", kernel.ns["reader"], "notebook 99", _ok, folder=tmp_path)
-    assert note.startswith("not kept") and "limit" in note
+    assert note.startswith("not kept") and "store (Memory)" in note
     assert not (tmp_path / parts.FOLDER / "reader.py").exists()
+
+
+def test_a_pattern_or_a_set_built_by_a_call_is_copied(kernel):
+    kernel.run("import re\nWORD = re.compile(r'\\w+')\nSTOP = set(['a', 'the'])\n"
+               "def words(text):\n    return [w for w in WORD.findall(text) if w not in STOP]\n")
+    source = parts.module_source("words", kernel.ns["words"])
+    assert "WORD = re.compile(" in source and "import re" in source
+    assert _module(source, "words")("the cat, a hat") == ["cat", "hat"]
 
 
 def test_a_copy_that_does_not_pass_is_not_kept(kernel, tmp_path):

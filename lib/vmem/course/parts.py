@@ -26,6 +26,7 @@ import dis
 import importlib.util
 import inspect
 import linecache
+import re
 import sys
 import textwrap
 import types
@@ -36,6 +37,10 @@ from typing import Any, TypeVar
 from .lesson_checks.common import verdict
 
 FOLDER = "my_parts"
+PLAIN_VALUES = (str, bytes, int, float, bool, type(None), tuple, list, dict, set, frozenset,
+                re.Pattern)
+"""Values a copied assignment may rebuild with calls (`re.compile(...)`, `set(...)`): made
+again, they are the same; anything else (a store, a file) is refused."""
 _Part = TypeVar("_Part")
 
 
@@ -130,8 +135,9 @@ def _cached_cells() -> list[str]:
             if len(entry) == 4 and entry[1] is None]
 
 
-def _assignment(name: str, cells: list[str]) -> ast.stmt | None:
-    """The newest plain assignment of `name` (no call in its value) in `cells`."""
+def _assignment(name: str, cells: list[str], calls: bool) -> ast.stmt | None:
+    """The newest assignment of `name` in `cells`; with `calls` False only one whose value
+    calls nothing (so copying it cannot open a file or build a store twice)."""
     for cell in reversed(cells):
         try:
             tree = ast.parse(cell)
@@ -141,7 +147,7 @@ def _assignment(name: str, cells: list[str]) -> ast.stmt | None:
             targets = node.targets if isinstance(node, ast.Assign) else \
                 [node.target] if isinstance(node, ast.AnnAssign) and node.value else []
             if any(isinstance(t, ast.Name) and t.id == name for t in targets) and \
-                    not any(isinstance(n, ast.Call) for n in ast.walk(node.value)):
+                    (calls or not any(isinstance(n, ast.Call) for n in ast.walk(node.value))):
                 return node
     return None
 
@@ -196,7 +202,7 @@ class _Module:
             self.body.append(f"{name} = {obj.__name__}\n")
 
     def _constant(self, name: str, value: Any) -> None:
-        node = _assignment(name, self.cells)
+        node = _assignment(name, self.cells, calls=isinstance(value, PLAIN_VALUES))
         if node is None:
             raise CannotKeep(f"{name} ({type(value).__name__}) was not set by a plain "
                              "assignment in a cell")
