@@ -39,7 +39,7 @@ from .store import (
     check_paging,
     check_size,
 )
-from .supersede import Supersession, compare, full_names, subject_words
+from .supersede import Supersession, compare, full_names, namesakes, subject_words
 from .tier import check_period, reranked, search_page, within
 
 TAG_MODES = ("any", "all")
@@ -161,8 +161,9 @@ class ArchivalStore:
             if offset + MAX_PAGE_SIZE >= ranked.total:
                 break
         people = {name for record in (new, *older) for name in full_names(record.text)}
+        others = {pair for record in (new, *older) for pair in namesakes(record.text)}
         found = [Conflict(record, change) for record in older
-                 if (change := compare(new.text, record.text, people)) is not None]
+                 if (change := compare(new.text, record.text, people, others)) is not None]
         return sorted(found, key=lambda conflict: conflict.record.id)
 
     def retire_superseded(self, record_id: int, *, scope: Scope | None = None

@@ -38,8 +38,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["Claim", "Supersession", "claims", "compare", "full_names", "subject_words",
-           "supersedes"]
+__all__ = ["Claim", "Supersession", "claims", "compare", "full_names", "namesakes",
+           "subject_words", "supersedes"]
 
 USER = "user"
 """The subject of a first-person claim when no speaker is known."""
@@ -180,11 +180,13 @@ def supersedes(new: Claim, old: Claim) -> bool:
     return not set(new.value.split()) & old_words
 
 
-def compare(new_text: str, old_text: str, people: Collection[str] = ()) -> Supersession | None:
+def compare(new_text: str, old_text: str, people: Collection[str] = (),
+            namesakes: Collection[tuple[str, str]] = ()) -> Supersession | None:
     """Which claims of `old_text` the newer `new_text` supersedes; None when none.
 
     `people` are the full names known (e.g. every subject in the store): a first name
-    alone surely means a full name when exactly one of them starts with it.
+    alone surely means a full name when exactly one of them starts with it, unless
+    `namesakes` (see `namesakes`) says that first name is someone else.
     """
     new_claims = claims(new_text)
     old_claims = claims(old_text) + _named_values(new_claims, old_text)
@@ -193,8 +195,21 @@ def compare(new_text: str, old_text: str, people: Collection[str] = ()) -> Super
     if not superseded:
         return None
     return Supersession(superseded, tuple(c for c in old_claims if c not in superseded),
-                        all(_surely_same(new.subject, old.subject, people)
+                        all(_surely_same(new.subject, old.subject, people, namesakes)
                             for new, old in pairs))
+
+
+def namesakes(text: str) -> set[tuple[str, str]]:
+    """(first name, full name) pairs `text` shows to be two people: a speaker called by a
+    first name who states a fact about someone with that first name and a surname ("Rosa:
+    Rosa Andersen works as a welder") is not that person, as nobody names themselves in
+    the third person."""
+    speaker = _SPEAKER.match(text)
+    if speaker is None or " " in speaker["name"]:
+        return set()
+    first = speaker["name"].lower()
+    return {(first, claim.subject) for claim in claims(text)
+            if " " in claim.subject and claim.subject.split()[0] == first}
 
 
 def full_names(text: str) -> set[str]:
@@ -288,13 +303,15 @@ def _named_values(new_claims: tuple[Claim, ...], old_text: str) -> tuple[Claim, 
     return tuple(found)
 
 
-def _surely_same(one: str, other: str, people: Collection[str]) -> bool:
-    """Equal subjects, or a first name that only one known full name starts with."""
+def _surely_same(one: str, other: str, people: Collection[str],
+                 namesakes: Collection[tuple[str, str]] = ()) -> bool:
+    """Equal subjects, or a first name that only one known full name starts with and
+    that is not known to be someone else of that name."""
     if one == other:
         return True
     first, full = sorted((one, other), key=len)
-    return " " not in first and [p for p in set(people)
-                                 if p.split()[0] == first and " " in p] == [full]
+    return " " not in first and (first, full) not in namesakes and \
+        [p for p in set(people) if p.split()[0] == first and " " in p] == [full]
 
 
 def _same_subject(one: str, other: str) -> bool:

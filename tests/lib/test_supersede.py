@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from vmem.supersede import Claim, claims, compare, full_names, subject_words, supersedes
+from vmem import ArchivalStore
+from vmem.supersede import Claim, claims, compare, full_names, namesakes, subject_words, supersedes
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -62,6 +63,27 @@ def test_compare_says_what_still_stands_and_how_sure_it_is():
     two = compare("Maya Rossi moved to Porto.", "Maya lives in Lisbon.",
                   {"maya rossi", "maya chen"})
     assert not two.complete
+
+
+def test_a_speaker_who_names_someone_by_their_own_first_name_is_someone_else():
+    said = "Rosa: Rosa Andersen has a job as a welder now."
+    assert namesakes(said) == {("rosa", "rosa andersen")}
+    assert namesakes("Rosa: I work as a welder.") == set()
+    assert namesakes("Rosa Diaz: Rosa Andersen works as a welder.") == set()  # a full name
+    mine = "Rosa: I work as a beekeeper."
+    assert compare(said, mine, {"rosa andersen"}).complete  # the one Rosa the store knows...
+    assert not compare(said, mine, {"rosa andersen"}, namesakes(said)).complete  # ...is not her
+
+
+def test_the_store_keeps_a_speakers_fact_when_a_namesakes_changes(clock):
+    store = ArchivalStore(":memory:", clock=clock)
+    mine = store.insert("Rosa: I work as a beekeeper, have been for years.")
+    theirs = store.insert("Rosa: Rosa Andersen has a job as a welder downtown.")
+    store.retire_superseded(theirs)
+    assert store.get(mine).is_valid
+    moved = store.insert("Rosa: I work as a gardener now.")
+    store.retire_superseded(moved)
+    assert not store.get(mine).is_valid and store.get(theirs).is_valid
 
 
 def test_the_words_to_search_older_records_by():
