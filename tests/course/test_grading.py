@@ -766,14 +766,14 @@ def test_ex8_runs_on_the_learners_kept_parts(tmp_path, capsys):
     """With exercise 6's and 7's parts kept, the capstone loads and runs them."""
     ns6 = load_cells("ex06_memory_tools", ("ex06-01", "ex06-03", "ex06-05", "ex06-08"))
     ns7 = load_cells("ex07_agent_loop", ("ex07-01", "ex07-03", "ex07-05"))
-    assert "(kept as my_parts/dispatch.py)" in grading.check_ex6(ns6.tool_schema, ns6.dispatch)
-    assert "(kept as my_parts/run_turn.py)" in grading.check_ex7(ns7.run_turn)
+    assert "(kept as my_parts/ex06_dispatch.py)" in grading.check_ex6(ns6.tool_schema, ns6.dispatch)
+    assert "(kept as my_parts/ex07_run_turn.py)" in grading.check_ex7(ns7.run_turn)
     capsys.readouterr()
     ns = load_cells("ex08_capstone", EX8_CELLS)
     assert capsys.readouterr().out.splitlines() == [
-        "using your dispatch from exercise 6 (my_parts/dispatch.py)",
-        "using your run_turn from exercise 7 (my_parts/run_turn.py)"]
-    assert ns.dispatch.__module__ == "my_parts_dispatch"
+        "using your dispatch from exercise 6 (my_parts/ex06_dispatch.py)",
+        "using your run_turn from exercise 7 (my_parts/ex07_run_turn.py)"]
+    assert ns.dispatch.__module__.startswith("my_parts_ex06_dispatch")
     assert grading.check_ex8(ns.chat_session, stretch=True).startswith("ex08 stretch passed")
 
 

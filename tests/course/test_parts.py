@@ -9,6 +9,8 @@ lists the sources so far.
 from __future__ import annotations
 
 import linecache
+import sys
+import types
 from datetime import timedelta
 from pathlib import Path
 
@@ -106,17 +108,27 @@ def test_a_pattern_or_a_set_built_by_a_call_is_copied(kernel):
     assert _module(source, "words")("the cat, a hat") == ["cat", "hat"]
 
 
-def test_a_copy_that_does_not_pass_is_not_kept(kernel, tmp_path):
+def test_a_value_changed_after_its_assignment_is_not_kept(kernel, tmp_path):
     kernel.run("SIZE = 3\ndef cut(text):\n    return text[:SIZE]\n")
-    kernel.ns["SIZE"] = 5  # changed at run time: the copy would read 3
+    kernel.ns["SIZE"] = 5  # changed at run time (a loop, +=): the copy would read 3
+    note = parts.keep("cut", kernel.ns["cut"], "notebook 99", _ok, folder=tmp_path)
+    assert note == "not kept for later notebooks: SIZE was changed after its assignment " \
+        "(build it in one statement)"
+    assert not (tmp_path / parts.FOLDER / "cut.py").exists()
+
+
+def test_a_copy_that_does_not_pass_is_not_kept(kernel, tmp_path, capsys):
+    kernel.run("def cut(text):\n    return text[:3]\n")
 
     def check(cut) -> str:
-        assert cut("abcdefg") == "abcde", "the copy cuts elsewhere"
-        return "cuts at 5"
+        assert cut.__module__ == "__main__", "the copy is not the notebook's function"
+        return "fine"
 
-    assert parts.keep("cut", kernel.ns["cut"], "notebook 99", check, folder=tmp_path) \
-        .startswith("not kept for later notebooks: its copy did not pass")
-    assert not list((tmp_path / parts.FOLDER).glob("*"))
+    note = parts.keep("cut", kernel.ns["cut"], "notebook 99", check, folder=tmp_path)
+    assert note.startswith("not kept for later notebooks: ") and "not the notebook's" in note
+    assert parts.load("cut", "notebook 99", None, _ok, folder=tmp_path) is None
+    assert capsys.readouterr().out.startswith(
+        "your cut (notebook 99) passed in notebook 99 but was not kept: ")
 
 
 def test_keep_then_load_gives_the_learners_part(kernel, tmp_path, capsys):
@@ -159,10 +171,13 @@ def test_a_lesson_check_keeps_a_dispatcher_that_passed(tmp_path, monkeypatch, ca
                "    return reference(tools, name, arguments)\n")
     l04.check_dispatcher(kernel.ns["dispatch"])
     assert capsys.readouterr().out.endswith("(kept as my_parts/dispatch.py)\n")
-    kernel.run("def dispatch(tools, name, arguments):\n    return tools[name]()\n")
-    l04.check_dispatcher(kernel.ns["dispatch"])  # raises on an unknown tool: not kept
-    assert "kept" not in capsys.readouterr().out
     assert "return reference(" in (tmp_path / "my_parts" / "dispatch.py").read_text()
+    kernel.run("def dispatch(tools, name, arguments):\n    return tools[name]()\n")
+    l04.check_dispatcher(kernel.ns["dispatch"])  # raises on an unknown tool: dropped
+    assert "kept" not in capsys.readouterr().out
+    assert not (tmp_path / "my_parts" / "dispatch.py").exists()  # no older copy goes on
+    why = (tmp_path / "my_parts" / "dispatch.why").read_text()
+    assert why.startswith("did not pass its check in notebook 04: ")
 
 
 def test_dispatched_tools_take_the_heartbeat_out_and_read_errors():
@@ -219,3 +234,97 @@ def test_later_notebooks_use_the_kept_parts_in_the_complete_run_only(stem, cell_
     assert len(learner) == len(complete) == count
     assert all(line.endswith("is not written yet - using vmem's") for line in learner)
     assert all(line.startswith("using your ") for line in complete)
+
+
+# Ways learners write a part (found by trying the lessons cold): each is kept, and the
+# copy behaves as the notebook's part does.
+STYLES = {
+    "an imported function": ("from math import ceil\n"
+                             "def count(text):\n    return ceil(len(text.split()) * 1.3)\n",
+                             "count", lambda part: part("a b c") == 4),
+    "a star import and a typing hint": (
+        "from math import *\nfrom typing import Optional\n"
+        "def count(text: Optional[str]) -> int:\n    return floor(len((text or '').split()))\n",
+        "count", lambda part: part("a b") == 2),
+    "a comprehension and lambdas in a table": (
+        "RATIOS = {name: value for name, value in [('word', 1.3)]}\n"
+        "CHECKS = {str: lambda v: isinstance(v, str)}\n"
+        "def count(text):\n    assert CHECKS[str](text)\n"
+        "    return round(len(text.split()) * RATIOS['word'])\n",
+        "count", lambda part: part("a b c d") == 5),
+    "a lambda as the part": ("import math\ncount = lambda text: math.ceil(len(text.split()))\n",
+                             "count", lambda part: part("a b") == 2),
+    "static methods and a property": (
+        "import math\nRATIO = 1.3\n"
+        "class Counter:\n    @staticmethod\n    def scale(n):\n"
+        "        return math.ceil(n * RATIO)\n"
+        "    @property\n    def unit(self):\n        return 'token'\n",
+        "Counter", lambda part: part.scale(3) == 4 and part().unit == "token"),
+    "a dataclass": ("from dataclasses import dataclass\nimport math\n"
+                    "@dataclass\nclass Rate:\n    ratio: float = 1.3\n"
+                    "    def count(self, text):\n"
+                    "        return math.ceil(len(text.split()) * self.ratio)\n",
+                    "Rate", lambda part: part().count("a b c") == 4),
+    "a class without methods": ("from enum import Enum\nclass Mode(Enum):\n    FAST = 1\n",
+                                "Mode", lambda part: part.FAST.value == 1),
+    "a decorator of the learner's": (
+        "import functools\nimport math\n"
+        "def logged(function):\n    @functools.wraps(function)\n"
+        "    def run(*args):\n        return function(*args)\n    return run\n"
+        "@logged\ndef count(text):\n    return math.ceil(len(text.split()) * 1.3)\n",
+        "count", lambda part: part("a b c") == 4),
+}
+
+
+@pytest.mark.parametrize("style", sorted(STYLES))
+def test_a_learners_style_is_kept(style, tmp_path, monkeypatch):
+    source, name, behaves = STYLES[style]
+    kernel = Kernel(history=False)
+    main = types.ModuleType("__main__")  # as in a kernel, the cells run in __main__
+    main.__dict__.update(kernel.ns)
+    kernel.ns = main.__dict__
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    kernel.run(source)
+    assert behaves(kernel.ns[name])
+
+    def check(part) -> str:
+        assert behaves(part), "the copy behaves differently"
+        return "fine"
+
+    assert parts.keep(name, kernel.ns[name], "notebook 99", check, folder=tmp_path) == \
+        f"kept as my_parts/{name}.py"
+    assert behaves(parts.load(name, "notebook 99", None, check, folder=tmp_path))
+
+
+def test_a_folder_that_cannot_be_written_keeps_nothing_and_says_so(kernel, tmp_path):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the folder would go")
+    note = parts.keep("show", kernel.ns["show"], "notebook 99", _ok, folder=blocked)
+    assert note.startswith("not kept for later notebooks: my_parts/ cannot be written here")
+
+
+def test_an_agent_runs_on_an_archive_without_a_records_list(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    found = learner_parts()
+    reference = found.TinyArchive
+
+    class Renamed:  # the lesson's insert and search, its list under another name
+        def __init__(self, clock=None):
+            self.inner = reference(clock=clock)
+
+        def insert(self, text, session, turn, source_url=None):
+            return self.inner.insert(text, session, turn, source_url)
+
+        def search(self, query, k=3):
+            return self.inner.search(query, k)
+
+    found.TinyArchive = Renamed
+    clock, path = StepClock(), tmp_path / "agent.json"
+    first = PartsAgent(found, path, clock, max_tokens=150)
+    first.step(ReadingPolicy("archival_memory_insert", "content", "Noted:"),
+               "Lena turns 30 on 3 May.")
+    first.close()
+    second = PartsAgent(found, path, clock, max_tokens=150)
+    answer = second.step(ReadingPolicy("archival_memory_search", "query", "Notes:"),
+                         "When does Lena turn 30?")
+    assert answer.startswith("Notes: [record 1 | session 1, turn 1 | 2024-01-01 09:00")

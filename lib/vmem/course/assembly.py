@@ -21,7 +21,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -150,7 +151,8 @@ class PartsAgent:
     fold_summary (02), TinyArchive (03), tool_schema and dispatch (04) and tiny_loop (05).
     Opening the file starts the next session: the summary and the queue come back, and
     the archive is rebuilt by inserting each saved fact again with its session, turn and
-    time. `close()` writes them back."""
+    time (the agent keeps its own list of what it saved, so any archive with the lesson's
+    `insert` and `search` will do). `close()` writes them back."""
 
     SYSTEM = "You are an assistant with a long-term memory. Cite what you read from it."
 
@@ -162,12 +164,17 @@ class PartsAgent:
         self.turn = 0
         self.context = PartsContext(self.SYSTEM, max_tokens, parts, saved.get("summary"),
                                     saved.get("queue"))
-        facts = saved.get("facts", [])
-        times = [datetime.fromisoformat(fact["time"]) for fact in facts]
-        self.archive = parts.TinyArchive(clock=_replay(times, clock))
-        for fact in facts:
+        self.facts: list[dict[str, Any]] = saved.get("facts", [])
+        replayed = deque(datetime.fromisoformat(fact["time"]) for fact in self.facts)
+        self._stamp = clock()
+
+        def archive_clock() -> datetime:  # the saved times first, then the agent's clock
+            self._stamp = replayed.popleft() if replayed else clock()
+            return self._stamp
+
+        self.archive = parts.TinyArchive(clock=archive_clock)
+        for fact in self.facts:
             self.archive.insert(fact["text"], session=fact["session"], turn=fact["turn"])
-        self.archive.clock = clock
         self.tools = DispatchedTools(self._functions(), parts.dispatch, self._schemas)
 
     def _functions(self) -> Functions:
@@ -178,6 +185,8 @@ class PartsAgent:
                 content: The fact, one self-contained sentence.
             """
             number = self.archive.insert(content, session=self.session, turn=self.turn)
+            self.facts.append({"text": content, "session": self.session, "turn": self.turn,
+                               "time": self._stamp.isoformat()})
             return f"saved as record {number}"
 
         def archival_memory_search(query: str) -> str:
@@ -209,17 +218,9 @@ class PartsAgent:
 
     def close(self) -> None:
         """Write the session's end state: what the next session opens."""
-        facts = [{"text": r.text, "session": r.session_id, "turn": r.turn_id,
-                  "time": r.created_at.isoformat()} for r in self.archive.records]
         self.path.write_text(json.dumps({
             "session": self.session, "summary": self.context.summary,
-            "queue": self.context.queue, "facts": facts}, ensure_ascii=False))
-
-
-def _replay(times: list[datetime], then: Clock) -> Clock:
-    """A clock that gives `times` in order, then reads `then`."""
-    pending: Iterator[datetime] = iter(times)
-    return lambda: next(pending, None) or then()
+            "queue": self.context.queue, "facts": self.facts}, ensure_ascii=False))
 
 
 class ReadingPolicy:

@@ -10,7 +10,9 @@
   student and a column per exercise.
 
 Every notebook is read, never written: the grader executes an in-memory copy in a
-temporary folder, with a time limit per notebook. The copy's `check` cells are replaced by
+temporary folder, with a time limit per notebook, beside a copy of the learner's
+`my_parts/` (the parts their passed checks kept, which the capstone runs on; each is
+checked again when it is loaded). The copy's `check` cells are replaced by
 the official check call, so editing or deleting a check cell does not change a grade.
 A notebook that hangs, crashes its kernel, is missing or is not valid JSON gets a failing
 grade with the reason; the rest of the class is still graded. The exit status is 0 only
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -127,6 +130,9 @@ def grade_notebook(path: Path, exercise: str, timeout: float = DEFAULT_TIMEOUT) 
         nb.cells.append(nbformat.v4.new_code_cell(source.split("\n")[0] + "\n" +
                                                   STRETCH[exercise]))
     with tempfile.TemporaryDirectory(prefix="vmem-grade-") as workdir:
+        kept = path.parent / "my_parts"
+        if kept.is_dir():  # the parts earlier exercises kept, which the capstone runs on
+            shutil.copytree(kept, Path(workdir) / "my_parts")
         try:
             execute(nb, Path(workdir), timeout)
         except nbclient.exceptions.CellTimeoutError:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...signatures import bind, parse_arguments
-from ..parts import keep
+from ..parts import dropped_on_failure, keep
 from .common import calling, fail, learner_check
 
 MAX_STRING_CHARS = 10_000  # the longest string argument a dispatcher must accept
@@ -234,14 +234,20 @@ def check_ex6(tool_schema: Callable[..., dict], dispatch: Callable[..., dict],
               stretch: bool = False) -> str:
     """Check the schema generator and the dispatcher; `stretch=True` grades the stretch tier
     (lists, optional parameters, a "did you mean" suggestion) on top of the core. A
-    dispatcher that passed is kept for the capstone (`my_parts/dispatch.py`)."""
+    dispatcher that passed is kept for the capstone (`my_parts/ex06_dispatch.py`)."""
     calls = _Calls()
     _check_schemas(tool_schema, calls, stretch)
-    _check_dispatch(dispatch, calls, stretch)
+    with dropped_on_failure("dispatch", "exercise 6", KEPT_AS):
+        _check_dispatch(dispatch, calls, stretch)
     tier = "stretch" if stretch else "core"
-    kept = keep("dispatch", dispatch, "exercise 6", dispatch_passes)
+    kept = keep("dispatch", dispatch, "exercise 6", dispatch_passes, stem=KEPT_AS)
     return f"ex06 {tier} passed: schemas for unseen tools, and every hostile call answered " \
         f"({kept})."
+
+
+KEPT_AS = "ex06_dispatch"
+"""The file in `my_parts/` a dispatcher that passed is kept in (notebook 04 keeps its own,
+of another shape, as `dispatch`)."""
 
 
 def dispatch_passes(dispatch: Callable[..., dict]) -> str:

@@ -27,7 +27,7 @@ from ...memory import Memory
 from ...tools import MemoryTools
 from ...turn import AssistantTurn, ToolCall
 from ..lesson_checks.l05 import kernel_loop
-from ..parts import keep
+from ..parts import dropped_on_failure, keep
 from .common import describe, fail, learner_check
 
 QUESTION = "What did I say about the allotment?"
@@ -164,9 +164,14 @@ def _compare(got: dict[str, Any], want: dict[str, Any], what: str, hint: str) ->
 def check_ex7(run_turn: Callable[..., Any], stretch: bool = False) -> str:
     """Run the learner's loop and `vmem.Agent` on the same scripts; `stretch=True` also
     grades a policy that fails (raises, runs out, answers garbage). A loop that passed is
-    kept for the capstone (`my_parts/run_turn.py`)."""
-    line = _grade(run_turn, stretch)
-    return f"{line} ({keep('run_turn', run_turn, 'exercise 7', loop_passes)})."
+    kept for the capstone (`my_parts/ex07_run_turn.py`)."""
+    with dropped_on_failure("run_turn", "exercise 7", KEPT_AS):
+        line = _grade(run_turn, stretch)
+    return f"{line} ({keep('run_turn', run_turn, 'exercise 7', loop_passes, stem=KEPT_AS)})."
+
+
+KEPT_AS = "ex07_run_turn"
+"""The file in `my_parts/` a loop that passed is kept in."""
 
 
 def loop_passes(run_turn: Callable[..., Any]) -> str:

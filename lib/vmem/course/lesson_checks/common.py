@@ -32,11 +32,16 @@ def use(part: str, learner: _Part, fallback: _Part, check: Callable[[Any], str],
         keep: str | None = None, origin: str = "") -> _Part:
     """Print `verdict`'s line and return the part the notebook goes on with. With `keep`,
     a learner's part that passed is also kept as `my_parts/<keep>.py` for later notebooks
-    (`vmem.course.parts`), and the line says so."""
+    (`vmem.course.parts`), and the line says so; one that fails is dropped from there, so
+    that no later notebook goes on with an older copy."""
     line, chosen = verdict(part, learner, fallback, check)
     if keep is not None and chosen is learner:
-        from ..parts import keep as keep_part  # parts runs checks through `verdict`
+        from ..parts import keep as keep_part  # parts reads failures the same way
 
         line = f"{line} ({keep_part(keep, learner, origin, check)})"
+    elif keep is not None and line.startswith("not right yet: "):
+        from ..parts import drop
+
+        drop(keep, origin, line.removeprefix("not right yet: ").split(" (using vmem's")[0])
     print(line)
     return chosen
