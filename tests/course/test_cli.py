@@ -220,7 +220,7 @@ def test_eval_and_grade_are_delegated(tmp_path, capsys):
     ((), ["demo", "chat", "eval", "grade"]),
     (("demo",), ["--budget", "--db"]),
     (("chat",), ["--db", "--model", "--base-url", "--api-key-env", "/search"]),
-    (("eval",), ["locomo", "synthetic"]),
+    (("eval",), ["locomo", "synthetic", "stale", "guard"]),
     (("grade",), ["--csv", "--timeout"]),
 ])
 def test_help_everywhere(args, expected, capsys):

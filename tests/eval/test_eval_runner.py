@@ -96,6 +96,19 @@ def test_cli_synthetic_table_reports_stale_answers():
     assert "budget/fifo" in text and "static" in text
 
 
+def test_cli_stale_pools_a_range_of_seeds(capsys):
+    out = io.StringIO()
+    assert main(["stale", "--seeds", "3-4", "--tokens", "40000", "--paraphrased", "--json"],
+                out=out) == 0
+    table = json.loads(out.getvalue())
+    assert set(table) == {f"stale/{name}" for name in
+                          ("plain", "oracle", "detector", "newest-first", "detector+newest-first")}
+    assert set(table["stale/detector"]) == {"overall", "worst seed"}
+    assert table["stale/oracle"]["overall"]["stale"] == 0.0
+    assert main(["stale", "--seeds", "three"]) == 2
+    assert "--seeds wants A-B" in capsys.readouterr().err
+
+
 def test_real_file_plain_bm25_near_reference_and_best_beats_dense(locomo_path):
     conversations = load_locomo(locomo_path)
     result = evaluate_recall(conversations, [PLAIN, BEST], ks=(5, 10))

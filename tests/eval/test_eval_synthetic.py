@@ -8,7 +8,7 @@ import pytest
 
 from vmem.archival import ArchivalStore
 from vmem.eval.paraphrase import paraphrased
-from vmem.eval.synthetic import generate, stale_answers
+from vmem.eval.synthetic import generate, pooled_stale, stale_answers, stale_counts
 from vmem.tokens import ApproxCounter
 
 
@@ -99,7 +99,7 @@ def test_invalidation_removes_stale_answers():
 
 # The library as shipped (the detector, and the stores' default ranking that reads "now"):
 # issue 15's targets, as a regression test on reworded seeds the newest-first rule was
-# refined on (held-out seeds 5-7 miss them: docs/RELIABILITY.md, "Stale facts").
+# refined on; the held-out evidence is the pooled test below (docs/RELIABILITY.md).
 @pytest.mark.parametrize("seed", [1, 2, 4])
 def test_the_detector_with_the_default_ranking_meets_the_targets_on_reworded_facts(seed):
     data = paraphrased(generate(seed, 100_000), seed)
@@ -133,6 +133,30 @@ def test_the_detector_meets_the_targets_without_the_ground_truth(seed, reworded)
     assert plain["stale"] > 20.0  # there is a problem to solve
     assert detector["stale"] <= 10.0 and detector["false_invalidations"] <= 2.0
     assert detector["current"] >= 85.0
+
+
+def test_pooled_figures_add_up_the_counts_of_each_seed():
+    datasets = [paraphrased(generate(seed, 40_000), seed) for seed in (3, 4)]
+    counts = [stale_counts(data, "detector", newest_first=True) for data in datasets]
+    row = pooled_stale(datasets)["detector+newest-first"]
+    changes = sum(c["stale"] + c["current"] + c["missed"] for c in counts)
+    assert row["overall"]["stale"] == round(100 * sum(c["stale"] for c in counts) / changes, 1)
+    assert row["overall"]["false_invalidations"] == round(
+        100 * sum(c["hidden"] for c in counts) / sum(c["unchanged"] for c in counts), 1)
+    each = [stale_answers(data, "detector", newest_first=True) for data in datasets]
+    assert row["worst seed"]["current"] == min(one["current"] for one in each)
+    assert row["worst seed"]["stale"] == max(one["stale"] for one in each)
+
+
+# Issue 15's targets on the held-out seeds (16-31, reworded, measured once after the rules
+# were final), pooled: one seed holds about 14 changes, too few for a percentage.
+def test_the_library_meets_the_targets_on_held_out_seeds_pooled():
+    pooled = pooled_stale(paraphrased(generate(seed, 100_000), seed) for seed in range(16, 32))
+    for row in ("detector", "detector+newest-first"):
+        overall = pooled[row]["overall"]
+        assert overall["stale"] <= 10.0 and overall["current"] >= 85.0, (row, overall)
+        assert overall["false_invalidations"] <= 2.0, (row, overall)
+    assert pooled["plain"]["overall"]["stale"] > 50.0  # there is a problem to solve
 
 
 def test_false_invalidations_count_the_unchanged_facts_a_policy_hid(monkeypatch):

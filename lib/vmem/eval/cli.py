@@ -2,6 +2,7 @@
 
     eval locomo --data PATH [--k 1,5,10,25,50] [--budgets 1000,...] [--json]
     eval synthetic [--seed N] [--tokens N] [--paraphrased] [--k ...] [--budgets ...] [--json]
+    eval stale [--seeds 16-31] [--tokens N] [--paraphrased] [--json]
     eval guard --data PATH/poisoning [--locomo PATH/locomo10.json]   (vmem.eval.guard)
 
 The JSON object has the shape `{name: {category or "overall": {metric: percent}}}`:
@@ -10,8 +11,11 @@ evidence-in-budget rows by `budget/fifo` and `budget/virtual/<ranker>` with metr
 "2k", ..., and (synthetic only) the stale-fact rows with category "overall" and metrics
 `stale`, `current`, `missed`, `false_invalidations` (percent): `stale/plain` (no
 invalidation), `stale/oracle` (the generator's ground truth invalidates: the upper bound)
-and `stale/detector` (the rules of `vmem.supersede` invalidate). `--paraphrased` rewords
-the planted facts first (`vmem.eval.paraphrase`).
+and `stale/detector` (the rules of `vmem.supersede` invalidate), then `stale/newest-first`
+and `stale/detector+newest-first`, which rank as the stores do by default (`vmem.ranking`
+reads "now" in the question). `--paraphrased` rewords the planted facts first
+(`vmem.eval.paraphrase`). `eval stale` gives the same rows over a range of seeds: category
+"overall" from the counts added up, and "worst seed".
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from .guard import measure, render
 from .locomo import load_locomo
 from .paraphrase import paraphrased
 from .runner import BEST, CATEGORY_ORDER, PLAIN, default_configs, evaluate_recall
-from .synthetic import CATEGORIES, generate, stale_answers
+from .synthetic import CATEGORIES, STALE_ROWS, generate, pooled_stale, stale_answers
 
 Table = dict[str, dict[str, dict[str, float]]]
 
@@ -39,6 +43,23 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.dataset == "stale":
+        try:
+            first, _, last = args.seeds.partition("-")
+            seeds = range(int(first), int(last or first) + 1)
+        except ValueError:
+            print(f"error: --seeds wants A-B or A, got {args.seeds!r}", file=sys.stderr)
+            return 2
+        pooled = pooled_stale(paraphrased(generate(seed, args.tokens), seed)
+                              if args.paraphrased else generate(seed, args.tokens)
+                              for seed in seeds)
+        table = {f"stale/{name}": rows for name, rows in pooled.items()}
+        if args.json:
+            json.dump(table, out, indent=1)
+            out.write("\n")
+        else:
+            out.write(render_tables(table))
+        return 0
     if args.dataset == "guard":
         locomo = args.locomo or args.data.parent / "locomo" / "locomo10.json"
         rows, skipped = measure(args.data, locomo)
@@ -63,13 +84,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     results: Table = evaluate_recall(conversations, configs, ks, order=order)
     budget = evidence_in_budget(conversations, budgets, rankers=(PLAIN, BEST), order=order)
     results.update({f"budget/{name}": table for name, table in budget.items()})
-    if args.dataset == "synthetic":
-        for name, policy in (("plain", "none"), ("oracle", "oracle"), ("detector", "detector")):
-            results[f"stale/{name}"] = {"overall": stale_answers(data, policy)}
-        # the library as shipped: the stores read "now" in the question (vmem.ranking)
-        results["stale/newest-first"] = {"overall": stale_answers(data, newest_first=True)}
-        results["stale/detector+newest-first"] = {
-            "overall": stale_answers(data, "detector", newest_first=True)}
+    if args.dataset == "synthetic":  # the last two rank as the stores do by default
+        for name, (policy, newest_first) in STALE_ROWS.items():
+            results[f"stale/{name}"] = {
+                "overall": stale_answers(data, policy, newest_first=newest_first)}
     if args.json:
         json.dump(results, out, indent=1)
         out.write("\n")
@@ -95,6 +113,13 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("--tokens", type=int, default=100_000)
             command.add_argument("--paraphrased", action="store_true",
                                  help="reword the planted facts (vmem.eval.paraphrase)")
+    stale = sub.add_parser("stale", help="stale answers pooled over generated "
+                           "conversations (counts added up over seeds, and the worst seed)")
+    stale.add_argument("--seeds", default="16-31", help="a range of seeds, A-B")
+    stale.add_argument("--tokens", type=int, default=100_000)
+    stale.add_argument("--paraphrased", action="store_true",
+                       help="reword the planted facts (vmem.eval.paraphrase)")
+    stale.add_argument("--json", action="store_true", help="one JSON object on stdout")
     guard = sub.add_parser("guard", help="the memory guard on BIPIA's train split and the "
                            "project's held-out sets (sets not found are skipped, with why)")
     guard.add_argument("--data", type=Path, default=Path("../shared/data/poisoning"),
@@ -124,10 +149,13 @@ def render_tables(results: Table) -> str:
     for metrics, names in groups.items():
         width = max(len(name) for name in names)
         cat_width = max(len(c) for name in names for c in results[name])
-        lines.append(f"{'':<{width}}  {'':<{cat_width}}" + "".join(f"{m:>11}" for m in metrics))
+        widths = [max(11, len(m) + 2) for m in metrics]
+        lines.append(f"{'':<{width}}  {'':<{cat_width}}"
+                     + "".join(f"{m:>{w}}" for m, w in zip(metrics, widths, strict=True)))
         for name in names:
             for category, row in results[name].items():
-                lines.append(f"{name:<{width}}  {category:<{cat_width}}"
-                             + "".join(f"{row.get(m, float('nan')):>11.1f}" for m in metrics))
+                lines.append(f"{name:<{width}}  {category:<{cat_width}}" + "".join(
+                    f"{row.get(m, float('nan')):>{w}.1f}"
+                    for m, w in zip(metrics, widths, strict=True)))
         lines.append("")
     return "\n".join(lines)

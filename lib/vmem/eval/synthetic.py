@@ -30,7 +30,7 @@ detector of `vmem.supersede`.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -360,6 +360,16 @@ def stale_answers(data: SyntheticData, policy: str = "none", *,
     `current` (the latest one does), `missed` (neither is in the top 10); and of the facts
     that never changed, `false_invalidations` (the share the policy hid).
     """
+    return _percentages(stale_counts(data, policy, detector=detector,
+                                     newest_first=newest_first))
+
+
+def stale_counts(data: SyntheticData, policy: str = "none", *,
+                 detector: Callable[[str, str], bool] | None = None,
+                 newest_first: bool = False) -> dict[str, int]:
+    """`stale_answers` as counts: of the changes, `stale`, `current` and `missed`; of the
+    facts that never changed, how many there are (`unchanged`) and how many the policy
+    `hidden`. Counts add up over seeds (`pooled_stale`), percentages do not."""
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     if not data.changes:
@@ -391,12 +401,47 @@ def stale_answers(data: SyntheticData, policy: str = "none", *,
         ranked = [_successor(hit.record.id, records)
                   for hit in store.search(question, top_k=10, include_invalid=True)]
         counts[next((kinds[i] for i in ranked if i in kinds), "missed")] += 1
-    result = {kind: round(100 * n / len(data.changes), 1) for kind, n in counts.items()}
     changed = {change.old.dia_id for change in data.changes}
     kept = [record_of[fact.dia_id] for fact in data.facts if fact.dia_id not in changed]
-    hidden = sum(not records[record_id].is_valid for record_id in kept)
-    result["false_invalidations"] = round(100 * hidden / len(kept), 1)
+    counts["hidden"] = sum(not records[record_id].is_valid for record_id in kept)
+    counts["unchanged"] = len(kept)
+    return counts
+
+
+def _percentages(counts: dict[str, int]) -> dict[str, float]:
+    changes = counts["stale"] + counts["current"] + counts["missed"]
+    result = {kind: round(100 * counts[kind] / changes, 1)
+              for kind in ("stale", "current", "missed")}
+    result["false_invalidations"] = round(100 * counts["hidden"] / counts["unchanged"], 1)
     return result
+
+
+STALE_ROWS = {"plain": ("none", False), "oracle": ("oracle", False),
+              "detector": ("detector", False), "newest-first": ("none", True),
+              "detector+newest-first": ("detector", True)}
+"""The stale-answer rows: name -> (policy, newest_first)."""
+
+
+def pooled_stale(datasets: Iterable[SyntheticData]) -> dict[str, dict[str, dict[str, float]]]:
+    """Every `STALE_ROWS` row over several generated conversations: `overall` from the
+    counts added up (one seed at 100k tokens holds about 14 changes, so one fact moves
+    its figures by about 7 points), and `worst seed`: the highest stale and false
+    invalidation and the lowest current of any one of them."""
+    totals = {name: dict.fromkeys(("stale", "current", "missed", "hidden", "unchanged"), 0)
+              for name in STALE_ROWS}
+    worst = {name: {"stale": 0.0, "current": 100.0, "missed": 0.0, "false_invalidations": 0.0}
+             for name in STALE_ROWS}
+    for data in datasets:
+        for name, (policy, newest_first) in STALE_ROWS.items():
+            counts = stale_counts(data, policy, newest_first=newest_first)
+            for key, value in counts.items():
+                totals[name][key] += value
+            one = _percentages(counts)
+            for key, value in one.items():
+                worst[name][key] = min(worst[name][key], value) if key == "current" \
+                    else max(worst[name][key], value)
+    return {name: {"overall": _percentages(totals[name]), "worst seed": worst[name]}
+            for name in STALE_ROWS}
 
 
 def _successor(record_id: int, records: dict[int, Record]) -> int:
