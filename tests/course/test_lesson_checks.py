@@ -172,8 +172,10 @@ FOLD = {
         (evicted[-1]["content"] if evicted else previous),
     "empty": lambda previous, evicted: "",
     "not deterministic": lambda previous, evicted, _calls=[0]:
-        (_calls.append(1) or " ".join(_joined(previous, evicted).split()[:60])
-         + " #" * (len(_calls) % 2)),
+        (_calls.append(1) or " ".join(_joined(previous, evicted).split()[-59:])
+         + f" #{len(_calls)}"),
+    "keeps the oldest words": lambda previous, evicted:
+        " ".join(_joined(previous, evicted).split()[:60]),
     "forgets previous when nothing is evicted": lambda previous, evicted:
         " ".join(_joined(None, evicted).split()[-60:]),
 }

@@ -243,6 +243,12 @@ def _check_fold(fold_fn: Callable[..., str]) -> str:
     if len(big.split()) > SUMMARY_WORDS:
         fail(f"fold on 40 messages of 20 words returned {len(big.split())} words; keep it "
              f"to at most {SUMMARY_WORDS}, or the summary grows with the conversation.")
+    with calling("fold(<a full summary>, <one message>)"):
+        later = fold_fn(big, tea)
+    if not isinstance(later, str) or "tea" not in later:
+        fail(f"folding a message about tea into a full summary returned {later!r:.100}: "
+             "once the summary is at its limit, what was evicted last must still get in "
+             "(keep the newest words, not the oldest), or the summary stops changing.")
     if fold_fn(None, long) != big or fold_fn(fact, tea) != second:
         fail("fold gave two different summaries for the same input: keep it deterministic, "
              "so the same conversation always builds the same prompt.")
