@@ -33,7 +33,7 @@ from .guard import measure, render
 from .locomo import load_locomo
 from .paraphrase import paraphrased
 from .runner import BEST, CATEGORY_ORDER, PLAIN, default_configs, evaluate_recall
-from .synthetic import CATEGORIES, STALE_ROWS, generate, pooled_stale, stale_answers
+from .synthetic import CATEGORIES, STALE_ROWS, SyntheticData, generate, pooled_stale, stale_answers
 
 Table = dict[str, dict[str, dict[str, float]]]
 
@@ -50,16 +50,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         except ValueError:
             print(f"error: --seeds wants A-B or A, got {args.seeds!r}", file=sys.stderr)
             return 2
-        pooled = pooled_stale(paraphrased(generate(seed, args.tokens), seed)
-                              if args.paraphrased else generate(seed, args.tokens)
+        pooled = pooled_stale(_synthetic(seed, args.tokens, args.paraphrased)
                               for seed in seeds)
-        table = {f"stale/{name}": rows for name, rows in pooled.items()}
-        if args.json:
-            json.dump(table, out, indent=1)
-            out.write("\n")
-        else:
-            out.write(render_tables(table))
-        return 0
+        return _write({f"stale/{name}": rows for name, rows in pooled.items()}, args.json, out)
     if args.dataset == "guard":
         locomo = args.locomo or args.data.parent / "locomo" / "locomo10.json"
         rows, skipped = measure(args.data, locomo)
@@ -72,9 +65,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             order: Sequence[str] = CATEGORY_ORDER
             configs = default_configs(units=True)
         else:
-            data = generate(args.seed, args.tokens)
-            if args.paraphrased:
-                data = paraphrased(data, args.seed)
+            data = _synthetic(args.seed, args.tokens, args.paraphrased)
             conversations = [data.conversation]
             order = CATEGORIES
             configs = default_configs(units=False)
@@ -88,7 +79,18 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         for name, (policy, newest_first) in STALE_ROWS.items():
             results[f"stale/{name}"] = {
                 "overall": stale_answers(data, policy, newest_first=newest_first)}
-    if args.json:
+    return _write(results, args.json, out)
+
+
+def _synthetic(seed: int, tokens: int, reworded: bool) -> SyntheticData:
+    """The generated conversation of `seed`, its planted facts reworded if asked."""
+    data = generate(seed, tokens)
+    return paraphrased(data, seed) if reworded else data
+
+
+def _write(results: Table, as_json: bool, out: TextIO) -> int:
+    """`results` as one JSON object or as tables on `out`; the command's exit status."""
+    if as_json:
         json.dump(results, out, indent=1)
         out.write("\n")
     else:
