@@ -18,8 +18,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from vmem.eval.guard_sets import (DEV, FOLDS, addressed, bipia, language_sets, repo_data,
-                                  training_sets)
+from vmem.eval.guard_sets import (
+    DEV,
+    FOLDS,
+    addressed,
+    bipia,
+    language_sets,
+    repo_data,
+    training_sets,
+)
 from vmem.eval.guard_train import THRESHOLD, train, training_examples
 from vmem.guard import Guard
 from vmem.guard_model import MODEL_FILE

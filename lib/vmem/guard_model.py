@@ -8,8 +8,12 @@ trained by `scripts/train_guard.py` (the data and how it is split are described 
 `tests/data/guard_lang/README.md`); its weights ship as `vmem/data/guard_model.json`.
 
 Only sentences with an anchor are scored (a sentence that speaks to the model or its
-answer, `vmem.guard_languages.ANCHOR`): without that gate a character model learns
-languages as much as intent. Inference is the standard library only and deterministic:
+answer, or past it to "the user", `vmem.guard_languages.ANCHOR`): without that gate a
+character model learns languages as much as intent. Of those, only sentences shaped like
+an order are scored (`ORDER_SHAPED`: an imperative, "do not", or an obligation such as
+"must" / "debe" / "必须", read with the sentence's own language's forms): a statement
+about an answer ("your code ran on the first try", "l'IA que ma boîte utilise…") gives
+no order, whatever its words. Inference is the standard library only and deterministic:
 sum the weights of the n-grams present, squash with the logistic function.
 """
 
@@ -23,15 +27,24 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from .guard_languages import AI, ANCHOR, COMMAND, prepare
+from .guard_languages import AI, ANCHOR, COMMAND, COMMAND_OF, MUST, MUST_OF, language, prepare
 
 __all__ = ["Model", "anchored", "features", "load", "sentences"]
 
+# The signals shared by every language count COPIES times each (as that many features):
+# one weight among a sentence's hundreds of n-grams learned too little of them to carry
+# an order from one language to another (chosen on the four folds of the training lines).
+SHARED = frozenset({"@order", "@opens", "@ends", "@must", "@asks"})
+COPIES = 5
+# A sentence is scored only when it gives an order or states an obligation: a statement
+# about an answer ("your code ran on the first try") never is, whatever its words.
+ORDER_SHAPED = frozenset({"@order", "@must"})
 MAX_SENTENCE = 400  # characters of one sentence that are scored (keeps scans linear)
 _SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+|(?<=:)\s*(?=```)")
 _DIGITS = re.compile(r"\d")
 _WORD = re.compile(r"\w+")
 _LEAD = re.compile(r"[\W\d_]+|\b(?:please|por favor|bitte|per favore|s'il vous plaît)\b")
+_TRAIL = re.compile(r"[\W\d_]+")
 _LINK = re.compile(r"https?://|www\.|\w@\w|\.(?:com|net|io|xyz|biz|org)\b")
 
 
@@ -51,23 +64,31 @@ def anchored(text: str) -> Iterator[str]:
 
 def features(sentence: str) -> set[str]:
     """What the model weighs: character 2- to 4-grams (digits read as 0), words, and a few
-    signals shared by every language ("@order": an imperative or "do not" (some are also
-    statements: "usa", "utilise"); "@opens": the sentence, or its part after a label such
-    as "Note:", opens with one; "@asks": it is a question; "@link": it names a URL or an
-    address)."""
+    signals shared by every language ("@order": an imperative or "do not" of the
+    sentence's language (some are also statements: "usa", "utilise"); "@opens": the
+    sentence, or its part after a label such as "Note:", opens with one; "@ends": it ends
+    with one (verb-final languages); "@must": an obligation; "@asks": it is a question;
+    "@link": it names a URL or an address)."""
     text = " " + " ".join(_DIGITS.sub("0", prepare(sentence[:MAX_SENTENCE])).split()) + " "
     grams = {text[i:i + n] for n in (2, 3, 4) for i in range(len(text) - n + 1)}
     grams.update("w:" + word for word in _WORD.findall(text))
-    orders = list(COMMAND.finditer(text))
+    lang = language(sentence[:MAX_SENTENCE])
+    orders = list(COMMAND_OF.get(lang, COMMAND).finditer(text))
     if orders:
         grams.add("@order")
     if any(not _LEAD.sub("", text[:m.start()].rsplit(":", 1)[-1].rsplit("：", 1)[-1])
            for m in orders):
         grams.add("@opens")
+    if any(not _TRAIL.sub("", text[m.end():]) for m in orders):
+        grams.add("@ends")  # verb-final languages (hi, bn, ja, ko, tr) end with the order
     if "?" in text or "？" in text:
         grams.add("@asks")
     if _LINK.search(text):
         grams.add("@link")
+    if MUST_OF.get(lang, MUST).search(text):
+        grams.add("@must")
+    for name in SHARED & grams:
+        grams.update(f"{name}{k}" for k in range(2, COPIES + 1))
     return grams
 
 
@@ -82,12 +103,21 @@ class Model:
 
     def score(self, sentence: str) -> float:
         """Probability-like score in [0, 1] that `sentence` is an order aimed at the model."""
-        z = self.bias + sum(self.weights.get(gram, 0.0) for gram in features(sentence))
+        return self.probability(features(sentence))
+
+    def probability(self, grams: set[str]) -> float:
+        """The logistic of the bias plus the weights of `grams`."""
+        z = self.bias + sum(self.weights.get(gram, 0.0) for gram in grams)
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def best(self, text: str) -> tuple[float, str] | None:
-        """The highest score of an anchored sentence of `text`, with that sentence."""
-        scored = [(self.score(sentence), sentence) for sentence in anchored(text)]
+        """The highest score of an anchored sentence of `text` that is shaped like an order
+        (it has an imperative or an obligation: `ORDER_SHAPED`), with that sentence."""
+        scored = []
+        for sentence in anchored(text):
+            grams = features(sentence)
+            if grams & ORDER_SHAPED:
+                scored.append((self.probability(grams), sentence))
         return max(scored, key=lambda pair: pair[0]) if scored else None
 
     def to_json(self) -> str:

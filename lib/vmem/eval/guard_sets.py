@@ -27,7 +27,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEV", "FOLDS", "HELD_OUT", "LabelledSet", "addressed", "bipia", "documents", "language_sets",
+__all__ = ["DEV", "FOLDS", "HELD_OUT", "LabelledSet", "addressed", "bipia", "documents",
+           "language_sets",
            "locomo_turns", "ordinary_sets", "repo_data", "training_sets"]
 
 HELD_OUT = frozenset({3, 6, 9})  # line index % 10 of the held-out lines

@@ -21,7 +21,7 @@ from .guard_sets import addressed, bipia, language_sets, locomo_turns, repo_data
 __all__ = ["EPOCHS", "THRESHOLD", "train", "training_examples"]
 
 EPOCHS = 30
-THRESHOLD = 0.8  # chosen on the DEV lines of the training split (`guard_sets.DEV`)
+THRESHOLD = 0.85  # chosen on the DEV lines and the four folds of the training lines
 KEEP = 6000  # weights kept, by size
 _ENGLISH_TRAIN = (("guard_injections.txt", 1), ("guard_injections_novel.txt", 1),
                   ("guard_ordinary.txt", 0), ("guard_ordinary_novel.txt", 0))
