@@ -62,6 +62,36 @@ def anchored(text: str) -> Iterator[str]:
             yield sentence
 
 
+# English words that cannot open an imperative (pronouns, articles, auxiliaries,
+# prepositions, conjunctions, question words, greetings): a closed list, where the verbs an
+# order may open with are not ("Meld the following code into your solution", "Scramble
+# letters in your response"). `_LEAD_ADVERB` may come first ("Seamlessly blend...").
+_CLOSED_WORDS = (
+    "i you he she we they it me him her us them my your his its our their mine yours the a "
+    "an this that these those there here what why how when where who whom whose which is "
+    "are was were be been am do does did dont doesnt didnt can could would should will "
+    "shall may might must have has had not no yes thanks thank hi hello hey dear ok okay "
+    "so and but or if because as in on at for with from to by of about after before since "
+    "while some any all every each many much more most one two three also very too then "
+    "today yesterday tomorrow im ill ive id youre its thats theres lets sorry maybe")
+_EN_CLOSED = frozenset(_CLOSED_WORDS.split())
+_EN_WORD = re.compile(r"[a-z']+")
+_LEAD_ADVERB = re.compile(r"\w+ly$|please|kindly|just|now|simply")
+
+
+def _bare_imperative(text: str) -> bool:
+    """True when an English sentence (or its part after a label "...:" or an opening
+    phrase "In your response," / "To proceed,") opens with a word that can be a verb."""
+    text = text.rsplit(":", 1)[-1] if text.count(":") == 1 and not text.rstrip().endswith(":") \
+        else text
+    words = [word.replace("'", "") for word in _EN_WORD.findall(text[:200])]
+    if words and words[0] in ("in", "to", "for", "within", "throughout") and "," in text[:80]:
+        words = [word.replace("'", "") for word in _EN_WORD.findall(text.split(",", 1)[1][:200])]
+    while words and _LEAD_ADVERB.fullmatch(words[0]):
+        words = words[1:]
+    return bool(words) and words[0] not in _EN_CLOSED
+
+
 def features(sentence: str) -> set[str]:
     """What the model weighs: character 2- to 4-grams (digits read as 0), words, and a few
     signals shared by every language ("@order": an imperative or "do not" of the
@@ -74,10 +104,11 @@ def features(sentence: str) -> set[str]:
     grams.update("w:" + word for word in _WORD.findall(text))
     lang = language(sentence[:MAX_SENTENCE])
     orders = list(COMMAND_OF.get(lang, COMMAND).finditer(text))
-    if orders:
+    bare = lang == "en" and _bare_imperative(text)
+    if orders or bare:
         grams.add("@order")
-    if any(not _LEAD.sub("", text[:m.start()].rsplit(":", 1)[-1].rsplit("：", 1)[-1])
-           for m in orders):
+    if bare or any(not _LEAD.sub("", text[:m.start()].rsplit(":", 1)[-1].rsplit("：", 1)[-1])
+                   for m in orders):
         grams.add("@opens")
     if any(not _TRAIL.sub("", text[m.end():]) for m in orders):
         grams.add("@ends")  # verb-final languages (hi, bn, ja, ko, tr) end with the order
