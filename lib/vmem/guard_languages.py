@@ -399,13 +399,20 @@ def _latin_language(text: str) -> str:
     text = " ".join(token for token in text[:LATIN_SAMPLE].split()
                     if not _ADDRESS.search(token))
     words = Counter(_LATIN_WORD.findall(text))
-    scores = {lang: sum(words[word] for word in vocabulary)
-              + sum(letter in text for letter in _LETTERS.get(lang, ""))
-              for lang, vocabulary in _LATIN_SETS.items()}
-    scores["id"] += sum(count for word, count in words.items() if _ID_SUFFIX.search(word))
+    scores = {lang: sum(letter in text for letter in _LETTERS.get(lang, ""))
+              for lang in _LATIN_SETS}
+    for word, count in words.items():  # one look-up a distinct word, not a vocabulary
+        for lang in _LANGUAGES_OF.get(word, ()):
+            scores[lang] += count
+        if _ID_SUFFIX.search(word):
+            scores["id"] += count
     best = max(scores, key=scores.__getitem__)
     ties = [lang for lang, score in scores.items() if score == scores[best]]
     return best if scores[best] >= 1 and len(ties) == 1 else "Latn"
 
 
 _LATIN_SETS = {lang: frozenset(words.split()) for lang, words in _LATIN_WORDS.items()}
+_LANGUAGES_OF: dict[str, tuple[str, ...]] = {}
+for _lang, _vocabulary in _LATIN_SETS.items():
+    for _word in _vocabulary:
+        _LANGUAGES_OF[_word] = (*_LANGUAGES_OF.get(_word, ()), _lang)

@@ -29,7 +29,7 @@ from importlib import resources
 
 from .guard_languages import AI, ANCHOR, COMMAND, COMMAND_OF, MUST, MUST_OF, language, prepare
 
-__all__ = ["Model", "anchored", "features", "load", "sentences"]
+__all__ = ["Model", "anchored", "features", "load", "sentences", "signals"]
 
 # The signals shared by every language count COPIES times each (as that many features):
 # one weight among a sentence's hundreds of n-grams learned too little of them to carry
@@ -99,28 +99,44 @@ def features(sentence: str) -> set[str]:
     sentence, or its part after a label such as "Note:", opens with one; "@ends": it ends
     with one (verb-final languages); "@must": an obligation; "@asks": it is a question;
     "@link": it names a URL or an address)."""
-    text = " " + " ".join(_DIGITS.sub("0", prepare(sentence[:MAX_SENTENCE])).split()) + " "
+    text = _normal(sentence)
+    return _grams(text) | signals(sentence, text)
+
+
+def _normal(sentence: str) -> str:
+    return " " + " ".join(_DIGITS.sub("0", prepare(sentence[:MAX_SENTENCE])).split()) + " "
+
+
+def _grams(text: str) -> set[str]:
     grams = {text[i:i + n] for n in (2, 3, 4) for i in range(len(text) - n + 1)}
     grams.update("w:" + word for word in _WORD.findall(text))
+    return grams
+
+
+def signals(sentence: str, text: str | None = None) -> set[str]:
+    """The shared signals of `features` alone (cheap: what decides whether a sentence is
+    scored at all), each with its COPIES."""
+    text = _normal(sentence) if text is None else text
+    found: set[str] = set()
     lang = language(sentence[:MAX_SENTENCE])
     orders = list(COMMAND_OF.get(lang, COMMAND).finditer(text))
     bare = lang == "en" and _bare_imperative(text)
     if orders or bare:
-        grams.add("@order")
+        found.add("@order")
     if bare or any(not _LEAD.sub("", text[:m.start()].rsplit(":", 1)[-1].rsplit("：", 1)[-1])
                    for m in orders):
-        grams.add("@opens")
+        found.add("@opens")
     if any(not _TRAIL.sub("", text[m.end():]) for m in orders):
-        grams.add("@ends")  # verb-final languages (hi, bn, ja, ko, tr) end with the order
+        found.add("@ends")  # verb-final languages (hi, bn, ja, ko, tr) end with the order
     if "?" in text or "？" in text:
-        grams.add("@asks")
+        found.add("@asks")
     if _LINK.search(text):
-        grams.add("@link")
+        found.add("@link")
     if MUST_OF.get(lang, MUST).search(text):
-        grams.add("@must")
-    for name in SHARED & grams:
-        grams.update(f"{name}{k}" for k in range(2, COPIES + 1))
-    return grams
+        found.add("@must")
+    for name in SHARED & found:
+        found.update(f"{name}{k}" for k in range(2, COPIES + 1))
+    return found
 
 
 @dataclass(frozen=True)
@@ -146,9 +162,10 @@ class Model:
         (it has an imperative or an obligation: `ORDER_SHAPED`), with that sentence."""
         scored = []
         for sentence in anchored(text):
-            grams = features(sentence)
-            if grams & ORDER_SHAPED:
-                scored.append((self.probability(grams), sentence))
+            normal = _normal(sentence)
+            shape = signals(sentence, normal)
+            if shape & ORDER_SHAPED:  # n-grams only for the sentences that are scored
+                scored.append((self.probability(_grams(normal) | shape), sentence))
         return max(scored, key=lambda pair: pair[0]) if scored else None
 
     def to_json(self) -> str:
