@@ -5,8 +5,9 @@
 
 Each text is scanned `--repeat` times per round and the best of five rounds is kept, so
 other load on the machine inflates the figure less. The rows: an ordinary English
-memory, the same length in Spanish, and one whose every sentence speaks to "your answer"
-(each is scored by the learned layer, the worst case for it).
+memory, the same length in Spanish, and two whose every sentence speaks to "your answer"
+or "the user" and gives an order or states an obligation (each is scored by the learned
+layer, the worst case for it): in English and in Spanish.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ _ES = ("Ana se mudó a Oporto la primavera pasada y trabaja de enfermera en el h
        "tarde. Su hermana Maya vive en Lisboa, cerca del río, y la visita cada dos meses. ")
 _ANCHORED = ("Thanks, your answer helped a lot with the train times. Your code works now and "
              "the bug is gone. I liked your summary of the meeting with the landlord. ")
+_ANCHORED_ES = ("Usa tu respuesta de ayer para el informe. El usuario debe llamar al dentista "
+                "el lunes. Dile al usuario que su código ya funciona. Revisa tu resumen de la "
+                "reunión con el casero. ")
 
 
 def _words(seed: str, count: int = 200) -> str:
@@ -44,7 +48,8 @@ def main() -> None:
     print(f"vmem from {vmem.__file__}")
     print(f"{'memory (200 words)':<28} {'guard':<32} {'us per scan':>12}")
     for name, text in (("English, ordinary", _words(_EN)), ("Spanish, ordinary", _words(_ES)),
-                       ("English, all anchored", _words(_ANCHORED))):
+                       ("English, all anchored", _words(_ANCHORED)),
+                       ("Spanish, all anchored orders", _words(_ANCHORED_ES))):
         for label, guard in guards.items():
             best = float("inf")
             for _round in range(5):

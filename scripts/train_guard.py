@@ -3,6 +3,9 @@
     .venv/bin/python scripts/train_guard.py            # train and write the shipped file
     .venv/bin/python scripts/train_guard.py --check    # exit 1 unless the file matches
     .venv/bin/python scripts/train_guard.py --cross-validate   # BIPIA, categories held out
+    .venv/bin/python scripts/train_guard.py --dev      # trained without the DEV lines:
+                                                       # the DEV figures settings are chosen on
+    .venv/bin/python scripts/train_guard.py --folds    # the same over four folds of training
 
 It reads the training splits described in `tests/data/guard_lang/README.md`: the
 project's own sets, BIPIA's train split and LoCoMo (from ../shared/data; the shipped file
@@ -15,7 +18,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from vmem.eval.guard_sets import addressed, bipia
+from vmem.eval.guard_sets import (
+    DEV,
+    FOLDS,
+    addressed,
+    bipia,
+    language_sets,
+    repo_data,
+    training_sets,
+)
 from vmem.eval.guard_train import THRESHOLD, train, training_examples
 from vmem.guard import Guard
 from vmem.guard_model import MODEL_FILE
@@ -30,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with the shipped file")
     parser.add_argument("--cross-validate", action="store_true",
                         help="BIPIA caught when its categories are left out of training")
+    parser.add_argument("--dev", action="store_true",
+                        help="train without the DEV lines and print the figures on them")
+    parser.add_argument("--folds", action="store_true",
+                        help="like --dev, over all four folds of the training lines")
     parser.add_argument("--data", type=Path, default=SHARED, help="the shared data folder")
     args = parser.parse_args(argv)
     poisoning, locomo = args.data / "poisoning", args.data / "locomo" / "locomo10.json"
@@ -38,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args.check else 2
     if args.cross_validate:
         return cross_validate(poisoning, locomo)
+    if args.dev or args.folds:
+        return dev_figures(poisoning, locomo, folds=args.folds)
     model = train(training_examples(poisoning, locomo))
     text = model.to_json()
     if args.check:
@@ -67,6 +84,49 @@ def cross_validate(poisoning: Path, locomo: Path, folds: int = 4) -> int:
             print(f"fold {fold}  {category:<36} {hits}/{len(attacks)}")
             caught, total = caught + hits, total + len(attacks)
     print(f"BIPIA addressed, categories held out of training: {caught}/{total}")
+    return 0
+
+
+def dev_figures(poisoning: Path, locomo: Path, folds: bool = False,
+                thresholds: tuple[float, ...] = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)) -> int:
+    """Train without the DEV lines (`vmem.eval.guard_sets.DEV`) and print, per language
+    and threshold, DEV injections caught and DEV ordinary texts flagged: what every
+    setting is chosen on. With `folds`, the same over all four `FOLDS` in turn (each
+    training line scored once by a model that did not see it). The real held-out lines
+    are neither trained on nor shown."""
+    patterns = Guard(learned_threshold=None)
+    bad: dict[str, list[tuple[bool, float]]] = {}
+    good: dict[str, list[tuple[bool, float]]] = {}
+
+    def score(guard: Guard, lang: str, injections: list[str], ordinary: list[str]) -> None:
+        for texts, out in ((injections, bad), (ordinary, good)):
+            out.setdefault(lang, []).extend(
+                (patterns.scan(text).flagged, guard.learned_score(text)) for text in texts)
+
+    for number, fold in enumerate(FOLDS if folds else (DEV,)):
+        guard = Guard(model=train(training_examples(poisoning, locomo, dev=fold)))
+        for sets in (language_sets(dev=fold) or {}, training_sets(dev=fold) or {}):
+            for lang, split in sets.items():
+                score(guard, lang, split.held_injections, split.held_ordinary)
+        english = [repo_data() / f"guard_dev_{kind}.txt" for kind in ("injections", "ordinary")]
+        if number == 0 and all(path.is_file() for path in english):
+            score(guard, "en dev files", *(
+                [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+                for path in english))
+    print(f"{'DEV lines' if not folds else 'all folds':<14}"
+          + "".join(f"{t:>16}" for t in thresholds))
+    totals = [[0, 0, 0, 0] for _t in thresholds]
+    for lang in sorted(bad):
+        cells = []
+        for index, t in enumerate(thresholds):
+            caught = sum(p or s >= t for p, s in bad[lang])
+            flagged = sum(p or s >= t for p, s in good[lang])
+            totals[index] = [totals[index][0] + caught, totals[index][1] + len(bad[lang]),
+                             totals[index][2] + flagged, totals[index][3] + len(good[lang])]
+            cells.append(f"{caught:>3}/{len(bad[lang]):<3} {flagged:>2}/{len(good[lang]):<4}")
+        print(f"{lang:<14}" + "".join(f"{cell:>16}" for cell in cells))
+    print(f"{'all':<14}" + "".join(f"{c:>4}/{n:<4}{f:>3}/{m:<4}" for c, n, f, m in totals))
+    print("cells: injections caught, ordinary flagged")
     return 0
 
 

@@ -203,15 +203,18 @@ class Guard:
     signals that flags a sentence pair (None turns that layer off); `learned_threshold` is
     the score from which the learned layer flags a sentence (`vmem.guard_model`; None
     turns it off, the default is the one shipped with its weights); `decode_depth` is
-    how many layers of encoding (base64, hex, URL, HTML references) are unwrapped.
+    how many layers of encoding (base64, hex, URL, HTML references) are unwrapped;
+    `model` replaces the shipped learned model (for tuning one trained on other data).
     """
 
     def __init__(self, extra_patterns: Iterable[tuple[str, str]] = (), *,
                  decode_depth: int = 2, threshold: float | None = SIGNAL_THRESHOLD,
-                 learned_threshold: float | None | str = "shipped") -> None:
+                 learned_threshold: float | None | str = "shipped",
+                 model: guard_model.Model | None = None) -> None:
         self.decode_depth = decode_depth
         self.threshold = threshold
-        self._model = guard_model.load() if learned_threshold is not None else None
+        self._model = ((model or guard_model.load()) if learned_threshold is not None
+                       else None)
         self.learned_threshold: float | None = (
             None if self._model is None else self._model.threshold
             if learned_threshold == "shipped" else float(learned_threshold))

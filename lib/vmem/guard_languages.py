@@ -7,7 +7,10 @@ is, per supported language, where a sentence addresses the model or its output: 
 answer" ("tu respuesta", "あなたの回答", "yanıtına"), the model itself ("AI", "asistente",
 "언어 모델") or its rules ("previous instructions", "prompt del sistema"). The learned model
 scores only sentences with an anchor: an ordinary sentence, in any language, seldom speaks
-to the reader's answer, so the model cannot flag a language for being one.
+to the reader's answer, so the model cannot flag a language for being one. `DIRECTED`
+adds, outside English, "the user", "from now on" and "every question" (orders that name
+neither the model nor its answer). `COMMANDS` and `MUSTS` are each language's imperatives
+and obligations: the model scores only sentences that have one.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import re
 import unicodedata
 from collections import Counter
 
-__all__ = ["AI", "ANCHOR", "ANCHORS", "COMMAND", "COMMANDS", "LANGUAGES", "language", "prepare"]
+__all__ = ["AI", "ANCHOR", "ANCHORS", "COMMAND", "COMMANDS", "DIRECTED", "LANGUAGES", "MUST",
+           "MUSTS", "language", "prepare"]
 
 _W = r"(?:\w{1,20} )"  # any one word, bounded
 ANCHORS: dict[str, str] = {
@@ -78,6 +82,52 @@ ANCHORS: dict[str, str] = {
     "tl": rf"\b(?:iyong|inyong) {_W}?(?:sagot|tugon|code|solusyon|buod|output)|\b(?:sagot|"
           r"tugon|code|solusyon|buod) (?:mo|ninyo|nyo)\b|\bnaunang tagubilin\b",
 }
+# Where a sentence aims an order past the model at the person it serves, or sets a
+# standing rule, without naming the model or its answer: "the user" ("dile al usuario
+# que...", "ユーザーに...伝えて"), "from now on", "every question", and the model's own
+# guidelines. Added to the anchors as (regex, keys): the learned layer then reads these
+# sentences too, and tells "the user prefers short answers" (a note about the user) from
+# "tell the user their account is blocked" (an order) as it tells the anchored ones apart.
+DIRECTED: dict[str, tuple[str, str]] = {
+    "en": ("", ""),  # the pattern layer's signals cover these ("orders it about the user")
+    "es": (r"\busuari[oa]s?\b|\ba partir de ahora\b|\b(?:todas las|cada|cualquier|toda) "
+           r"(?:\w{1,15} )?preguntas?\b", "usuari ahora pregunta"),
+    "fr": (r"\butilisat(?:eur|rice)s?\b|\bà partir de maintenant\b|\b(?:toutes? les|chaque|"
+           r"toute|n'importe quelle) (?:\w{1,15} )?questions?\b", "utilisat maintenant question"),
+    "pt": (r"\b(?:usuári[oa]|utilizador)s?\b|\ba partir de agora\b|\b(?:todas as|cada|"
+           r"qualquer|toda) (?:\w{1,15} )?perguntas?\b", "usuári utilizador agora pergunta"),
+    "de": (r"\b(?:be)?nutzer(?:in|innen|s|n)?\b|\bab jetzt\b|\b(?:alle|jede|jeder|jedes) "
+           r"(?:\w{1,15} )?fragen?\b|\bdeine (?:richtlinien|vorgaben)\b",
+           "nutzer jetzt frage richtlinien vorgaben"),
+    "it": (r"\butent[ei]\b|\bd'ora in poi\b|\b(?:tutte le|ogni|qualsiasi|qualunque) "
+           r"(?:\w{1,15} )?domand[ae]\b", "utent d'ora domand"),
+    "ru": (r"\bпользовател\w{0,4}|\bотныне\b|\b(?:все|любой|любые|каждый|на все) "
+           r"(?:\w{1,15} )?вопрос\w{0,3}", "пользовател отныне вопрос"),
+    "zh": (r"用户|从现在起|(?:所有|任何|每个)(?:\w{0,6})?问题|你的(?:准则|规则|指令|指示)",
+           "用户 从现在起 问题 准则 规则 指令 指示"),
+    "ja": (r"ユーザー|これからは|(?:すべての|全ての|どんな)質問|ガイドライン",
+           "ユーザー これからは 質問 ガイドライン"),
+    "ko": (r"사용자|지금부터|모든 (?:\S{1,10} )?질문|가이드라인|지침",
+           "사용자 지금부터 질문 가이드라인 지침"),
+    "ar": (r"المستخدم|من الآن|(?:كل|جميع|أي) (?:\S{1,10} )?(?:الأسئلة|سؤال)|إرشاداتك|تعليماتك|"
+           r"قواعدك", "المستخدم الآن الأسئلة سؤال إرشاداتك تعليماتك قواعدك"),
+    "hi": (r"उपयोगकर्ता|अब से|हर (?:\S{1,10} )?सवाल|सभी (?:\S{1,10} )?(?:सवाल|प्रश्न)|"
+           r"(?:अपने|आपके) (?:दिशानिर्देश|नियम)", "उपयोगकर्ता अब सवाल प्रश्न दिशानिर्देश नियम"),
+    "bn": (r"ব্যবহারকারী|এখন থেকে|(?:প্রতিটি|সব) (?:\S{1,10} )?প্রশ্ন|(?:আপনার|তোমার) "
+           r"(?:নির্দেশিকা|নিয়ম)", "ব্যবহারকারী এখন প্রশ্ন নির্দেশিকা নিয়ম"),
+    "tr": (r"\bkullanıcı\w{0,6}|\bbundan sonra\b|\b(?:her|tüm|bütün) (?:\w{1,15} )?soru"
+           r"\w{0,5}|\byönerge\w{0,6}", "kullanıcı bundan soru yönerge"),
+    "vi": (r"người dùng|\btừ giờ\b|(?:mọi|tất cả các|bất kỳ) (?:\S{1,10} ){0,2}?câu hỏi|"
+           r"(?:nguyên tắc|quy tắc) của bạn", "người giờ câu nguyên quy"),
+    "id": (r"\bpengguna\b|\bmulai sekarang\b|\b(?:semua|setiap|tiap) (?:\w{1,15} )?"
+           r"pertanyaan\b|\b(?:pedoman|aturan|instruksi)(?:mu| anda| kamu)\b",
+           "pengguna sekarang pertanyaan pedoman aturan instruksi"),
+    "th": (r"ผู้ใช้|ต่อจากนี้|ทุกคำถาม|(?:แนวทาง|กฎ)ของคุณ", "ผู้ใช้ ต่อจากนี้ ทุกคำถาม แนวทาง กฎ"),
+    "tl": (r"\b(?:ang|sa|ng|kay) (?:mga )?user\b|\bmula ngayon\b|"
+           r"\b(?:bawat|lahat ng) (?:\w{1,15} )?tanong\b|"
+           r"\b(?:iyong|inyong) (?:mga )?(?:alituntunin|patakaran)\b",
+           "user ngayon tanong alituntunin patakaran"),
+}
 # Orders in each language: imperative forms of the verbs injections use (add, include,
 # write, insert, say, ignore, forget, use, translate, replace, start, end, mention, reveal,
 # recommend, ask, give) and "do not". A feature of the model, shared by all languages, so
@@ -91,52 +141,107 @@ COMMANDS: dict[str, str] = {
           r"di|diga|dile|dígale|ignora|ignore|olvida|olvide|usa|use|utiliza|traduce|traduzca|"
           r"sustituye|sustituya|reemplaza|empieza|empiece|comienza|termina|termine|menciona|"
           r"mencione|revela|revele|recomienda|recomiende|pide|pida|da|dale|dé|responde|"
-          r"responda|no (?:menciones|digas|respondas|incluyas|uses))\b",
+          r"responda|contesta|conteste|introduce|introduzca|afirma|oculta|esconde|envía|"
+          r"envíe|reenvía|convence|pon|haz|deja de|no (?:menciones|digas|respondas|incluyas|"
+          r"uses))\b",
     "fr": r"\b(?:ajoute|ajoutez|inclus|incluez|écris|écrivez|insère|insérez|dis|dites|"
           r"ignore|ignorez|oublie|oubliez|utilise|utilisez|traduis|traduisez|remplace|"
           r"remplacez|commence|commencez|termine|terminez|mentionne|mentionnez|révèle|"
           r"révélez|recommande|recommandez|demande|demandez|donne|donnez|réponds|répondez|"
+          r"introduis|introduisez|affirme|affirmez|cache|cachez|transfère|transférez|envoie|"
+          r"envoyez|convaincs|convainquez|arrête|arrêtez|fais|faites|"
           r"ne (?:mentionne|mentionnez|dis|réponds|répondez|n'utilise)\w{0,2})\b|\bn'utilise\b",
     "pt": r"\b(?:adicione|adiciona|inclua|inclui|escreva|escreve|insira|diga|diz|ignore|"
           r"ignora|esqueça|esquece|use|usa|utilize|traduza|substitua|comece|termine|mencione|"
-          r"revele|recomende|peça|dê|responda|encaminhe|não (?:mencione|responda|diga|use))\b",
+          r"revele|recomende|peça|dê|responda|encaminhe|introduza|afirme|esconda|oculte|"
+          r"envie|convença|pare de|coloque|faça|conte|não (?:mencione|responda|diga|use|"
+          r"conte))\b",
     "de": r"\b(?:füge|füg|fügen sie|schreib|schreibe|schreiben sie|sag|sage|sagen sie|"
           r"ignoriere|ignorieren sie|vergiss|vergessen sie|verwende|verwenden sie|benutze|"
           r"übersetze|übersetzen sie|ersetze|ersetzen sie|beginne|beginnen sie|beende|"
           r"beenden sie|erwähne|erwähnen sie|nenne|gib|geben sie|empfiehl|frag|nimm|baue|"
-          r"antworte|beantworte|leite|erwähne nicht)\b",
+          r"antworte|beantworte|leite|erwähne nicht|behaupte|verstecke|schick|sende|"
+          r"überrede|hör auf|setze|verrate|leite weiter)\b",
     "it": r"\b(?:aggiungi|aggiunga|includi|includa|scrivi|scriva|inserisci|inserisca|di'|dì|"
           r"dica|ignora|ignori|dimentica|dimentichi|usa|usi|utilizza|traduci|traduca|"
           r"sostituisci|sostituisca|inizia|cominci|termina|termini|menziona|menzioni|rivela|"
-          r"riveli|consiglia|chiedi|chieda|dai|dia|rispondi|risponda|inoltra|"
+          r"riveli|consiglia|chiedi|chieda|rispondi|risponda|inoltra|introduci|afferma|"
+          r"nascondi|invia|convinci|smetti|metti|fai|"
           r"non (?:menzionare|rispondere|dire|usare))(?!\w)",
     "ru": r"(?<!\w)(?:добав|напиш|встав|скаж|игнориру|забуд|использу|перевед|замен|начн|"
           r"законч|упомян|укаж|включ|раскро|рекоменду|порекоменду|спрос|поставь|отвечай|"
-          r"ответь|перешл|не упомина|не отвеча)\w{0,4}(?!\w)",
+          r"ответь|перешл|не упомина|не отвеча|утвержда|скрой|скрыва|отправ|убеди|"
+          r"перестань|сделай|не говори)\w{0,4}(?!\w)",
     "zh": r"请|不要|务必|必须|(?:^|[，,：:|])\s{0,2}(?:加|添加|加入|写|插入|告诉|忽略|"
-          r"忘掉|忘记|用|使用|翻译|替换|把|在|提到|透露|推荐|给|总结|回复|回答|以|只)",
+          r"忘掉|忘记|用|使用|翻译|替换|把|在|提到|透露|推荐|给|总结|回复|回答|以|只|就说|"
+          r"说服|隐藏|发送|转发|停止|永远不要|一律)",
     "ja": r"(?:て|で)ください|しなさい|すること|せよ|しろ|ないでください|てくれ",
     "ko": r"(?:세요|십시오|하라|해라|마세요|주세요|말고|하시오)",
     "ar": r"(?<!\w)(?:أضف|اكتب|قل|تجاهل|انس|انسَ|اذكر|ضمّن|ضمن|استخدم|أدرج|ترجم|ابدأ|اختم|"
-          r"استبدل|أخبر|اطلب|امنح|أجب|اكشف|أوصِ|أوص|قيّم|أعد|لا تذكر|لا تجب|أدخل)(?!\w)",
-    "hi": r"(?:करें|कीजिए|दें|दीजिए|लिखें|जोड़ें|बताएँ|बताएं|कहें|डालें|भेजें|बदलें|पूछें|"
-          r"जाएँ|जाएं|आँकें)(?!\S)",
-    "bn": r"(?:করুন|দিন|লিখুন|বলুন|রাখুন|চান|ঢোকান|যান|বদলে দিন|পাঠান|দেখান)(?!\S)",
+          r"استبدل|أخبر|اطلب|امنح|أجب|اكشف|أوصِ|أوص|قيّم|أعد|لا تذكر|لا تجب|أدخل|أخفِ|أخف|"
+          r"أرسل|أقنع|توقف|اسأل|افعل|اجعل|لا تخبر)(?!\w)",
+    "hi": r"(?<!\S)(?:करें|कीजिए|दें|दीजिए|लिखें|जोड़ें|बताएँ|बताएं|कहें|डालें|भेजें|बदलें|पूछें|"
+          r"जाएँ|जाएं|आँकें)(?![^\s.,!?;:।॥\"\'”)\]])",
+    "bn": r"(?<!\S)(?:করুন|দিন|লিখুন|বলুন|রাখুন|চান|ঢোকান|যান|বদলে দিন|পাঠান|দেখান)(?![^\s.,!?;:।॥\"\'”)\]])",
     "tr": r"\b(?:ekle|ekleyin|yaz|yazın|söyle|söyleyin|belirt|belirtin|kullan|kullanın|"
           r"yok say|unut|unutun|başla|başlayın|çevir|çevirin|bitir|bitirin|değiştir|"
           r"değiştirin|ver|verin|öner|önerin|iste|isteyin|ilet|açıkla|bahsetme|yanıtlama|"
-          r"cevaplama)\b",
-    "vi": r"\b(?:hãy|đừng|thêm|viết|chèn|dịch|bỏ qua|thay|dùng|nói|bảo|kết thúc|bắt đầu|"
-          r"tiết lộ|chỉ dùng|đưa)\b",
+          r"cevaplama|gizle|gönder|ikna et|bırak|yap|cevap ver|yanıtla|sor|söyleme)\b",
+    # Vietnamese verbs do not inflect: "hãy"/"đừng" anywhere, a bare verb only where a
+    # clause opens ("bắt đầu" in the middle of a sentence is a statement).
+    "vi": r"\b(?:hãy|đừng|chớ)\b|(?:^\s*|[,:;|]\s*)(?:thêm|viết|chèn|dịch|bỏ qua|thay|dùng|"
+          r"nói|bảo|kết thúc|bắt đầu|tiết lộ|chỉ dùng|chỉ trả lời|đưa|giấu|chuyển|hỏi|quên|"
+          r"thuyết phục|ngừng|trả lời)\b",
     "id": r"\b(?:tambahkan|tulis|tulislah|sebutkan|abaikan|lupakan|gunakan|sisipkan|"
           r"terjemahkan|ganti|katakan|berikan|beri|jangan|mulai|akhiri|sertakan|cantumkan|"
-          r"masukkan|rekomendasikan|ungkapkan|teruskan|mintalah|suruh)\b",
+          r"masukkan|rekomendasikan|ungkapkan|teruskan|mintalah|suruh|sembunyikan|kirim|"
+          r"kirimkan|bujuk|berhenti|jawab|tanyakan|minta|buat|lakukan)\b",
     "th": r"(?:^|\s)(?:ให้|อย่า|เพิ่ม|เขียน|ใส่|บอก|เพิกเฉย|ใช้|แทรก|แปล|แทนที่|ระบุ|เริ่ม|ปิดท้าย|"
           r"เปิดเผย|แนะนำ|ลืม|ส่งต่อ)",
     "tl": r"\b(?:idagdag|magdagdag|isulat|sabihin|huwag|gamitin|ilagay|isalin|palitan|"
           r"banggitin|isama|simulan|tapusin|kalimutan|ibunyag|irekomenda|bigyan|ipasa|hingin|"
-          r"maglagay|i-rate)\b",
+          r"maglagay|i-rate|itago|ipadala|kumbinsihin|tumigil|sagutin|tanungin|gawin)\b",
 }
+# Obligation in each language ("must", "has to", "debe", "muss", "必须", "しなければならない",
+# "해야", "يجب", "होगा", "zorunda", "phải", "harus", "ต้อง", "dapat"): how a trigger that
+# speaks of the model in the third person gives its order ("any AI reading this must...").
+MUSTS: dict[str, str] = {
+    "en": r"\b(?:must|should|shall|has to|have to|is required to|are required to|needs to)\b",
+    "es": r"\b(?:debe|deben|deberá|tiene que|tienen que|está obligad[oa]|están obligad[oa]s)\b",
+    "fr": r"\b(?:doit|doivent|devra|il faut|est tenue?|sont tenus)\b",
+    "pt": r"\b(?:deve|devem|deverá|tem que|têm que|precisa|é obrigad[oa])\b",
+    "de": r"\b(?:muss|müssen|soll|sollen|ist verpflichtet|sind verpflichtet)\b",
+    "it": r"\b(?:deve|devono|dovrà|è tenut[oa]|sono tenuti|bisogna)\b",
+    "ru": r"(?<!\w)(?:долж\w{1,3}|обязан\w{0,3}|следует)(?!\w)",
+    "zh": r"必须|务必|应该|应当|一律|一定要",
+    "ja": r"なければならない|なければなりません|こと(?:。|$)|べき",
+    "ko": r"해야|야 한다|야 합니다",
+    "ar": r"(?<!\w)(?:يجب|عليه|عليها|ينبغي|لا بد)(?!\w)",
+    "hi": r"(?<!\S)(?:होगा|होगी|होंगे|चाहिए)(?![^\s.,!?;:।॥\"\'”)\]])",
+    "bn": r"(?<!\S)(?:হবে|অবশ্যই|উচিত)(?![^\s.,!?;:।॥\"\'”)\]])",
+    "tr": r"\b\w{2,20}(?:malı|meli|malıdır|melidir)\b|\bzorunda\w{0,4}",
+    "vi": r"\b(?:phải|buộc phải|bắt buộc)\b",
+    "id": r"\b(?:harus|wajib)\b",
+    "th": r"ต้อง|ควร",
+    "tl": r"\b(?:dapat|kailangan|obligado)\b",
+}
+MUST = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})" for rx in MUSTS.values()))
+# Per language, for text whose language `language` can tell: the union above lets one
+# language's words read as another's orders ("da" is Spanish "give", Portuguese "of the").
+# Latin-script detection can mistake short English for another language ("Tell me a joke"
+# reads as Portuguese), so English orders count in every Latin-script language, and text
+# detected as English is read with every language's (other scripts' words never collide).
+_LATIN = ("es", "fr", "pt", "de", "it", "tr", "vi", "id", "tl")
+
+
+def _own(table: dict[str, str], lang: str) -> re.Pattern[str]:
+    langs = (lang, "en") if lang in _LATIN else tuple(table) if lang == "en" else (lang,)
+    return re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', table[code])})"
+                               for code in langs))
+
+
+COMMAND_OF = {lang: _own(COMMANDS, lang) for lang in COMMANDS}
+MUST_OF = {lang: _own(MUSTS, lang) for lang in MUSTS}
 COMMAND = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
                               for rx in COMMANDS.values()))
 LANGUAGES = tuple(ANCHORS)
@@ -175,8 +280,11 @@ _KEYS: dict[str, str] = {
     "th": "คำตอบ การตอบกลับ โค้ด โซลูชัน บทสรุป ผลลัพธ์ ผู้ช่วย โมเดลภาษา คำสั่ง พรอมต์",
     "tl": "sagot tugon code solusyon buod output tagubilin",
 }
-_CHECKS = tuple((tuple(unicodedata.normalize("NFKC", key) for key in _KEYS[lang].split()),
-                 re.compile(unicodedata.normalize("NFKC", rx))) for lang, rx in ANCHORS.items())
+_CHECKS = tuple((tuple(unicodedata.normalize("NFKC", key)
+                       for key in (_KEYS[lang] + " " + DIRECTED[lang][1]).split()),
+                 re.compile(unicodedata.normalize("NFKC", "|".join(
+                     part for part in (rx, DIRECTED[lang][0]) if part))))
+                for lang, rx in ANCHORS.items())
 
 
 class _Anchor:
@@ -210,17 +318,25 @@ _SCRIPTS = (  # (first code point, last, script, the language when the script sa
 )
 # Short function words that tell Latin-script languages apart; Vietnamese letters too.
 _LATIN_WORDS = {
-    "en": "the and is are you your to of in that it with for was this have my",
-    "es": "el la los las que de y en es por para con una su tu del muy pero",
-    "fr": "le la les des et est que une pour dans avec pas ce vous ta ton du au",
-    "pt": "o a os as que de e em é um uma para com não do da seu sua você",
+    "en": "the and is are you your to of in that it with for was this have my he she we but "
+          "also these which from on at be or not",
+    "es": "el la los las que de y en es por para con una su tu del muy pero yo él ella "
+          "también esta este como más sobre hasta desde",
+    "fr": "le la les des et est que une pour dans avec pas ce vous ta ton du au à je tu il "
+          "elle nous sur par mais ou qui votre vos sa son ses cette ces leur très toute tout",
+    "pt": "o a os as que de e em é um uma para com não do da seu sua você eu ele ela nós mas "
+          "também isso como mais sobre até muito pra",
     "de": "der die das und ist nicht ein eine einen zu mit den dem ich du sie auf für "
-          "dein deine deiner deinen nach bei wird",
-    "it": "il la lo gli che di e è un una per con non del della sono tua tuo",
+          "dein deine deiner deinen nach bei wird er es wir aber auch diese dieser wie über "
+          "von im",
+    "it": "il la lo gli che di e è un una per con non del della sono tua tuo io lui lei noi "
+          "ma anche questa questo quello più nella alla",
     "tr": "ve bir bu da de için ile çok ne mi değil olarak ama gibi",
     "vi": "và của là có không một những cho với được người bạn tôi",
-    "id": "dan yang di ini itu dengan untuk tidak dari ke ada anda saya",
-    "tl": "ang ng mga sa na at ay si ni mo ko hindi para kung",
+    "id": "dan yang di ini itu dengan untuk tidak dari ke ada anda saya dia sebagai akan juga "
+          "sudah bisa pada atau kami kita mereka belum sangat",
+    "tl": "ang ng mga sa na at ay si ni mo ko hindi para kung siya niya ako ikaw tayo po ba "
+          "lang",
 }
 _VIETNAMESE = re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]")
 _LATIN_WORD = re.compile(r"[^\W\d_]+")
@@ -270,6 +386,8 @@ def language(text: str) -> str | None:
 
 # Letters that only some Latin-script languages use: each one found is a vote.
 _LETTERS = {"es": "ñ¿¡", "pt": "ãõ", "fr": "èêëœ", "de": "äß", "tr": "ışğ"}
+# Indonesian verbs and nouns end in these suffixes ("tambahkan", "rumahnya", "tulislah").
+_ID_SUFFIX = re.compile(r".{3}(?:kan|nya|lah)$")
 _ADDRESS = re.compile(r"https?://|www\.|@|\.[a-z]{2,3}(?:/|$)")
 
 
@@ -281,12 +399,20 @@ def _latin_language(text: str) -> str:
     text = " ".join(token for token in text[:LATIN_SAMPLE].split()
                     if not _ADDRESS.search(token))
     words = Counter(_LATIN_WORD.findall(text))
-    scores = {lang: sum(words[word] for word in vocabulary)
-              + sum(letter in text for letter in _LETTERS.get(lang, ""))
-              for lang, vocabulary in _LATIN_SETS.items()}
+    scores = {lang: sum(letter in text for letter in _LETTERS.get(lang, ""))
+              for lang in _LATIN_SETS}
+    for word, count in words.items():  # one look-up a distinct word, not a vocabulary
+        for lang in _LANGUAGES_OF.get(word, ()):
+            scores[lang] += count
+        if _ID_SUFFIX.search(word):
+            scores["id"] += count
     best = max(scores, key=scores.__getitem__)
     ties = [lang for lang, score in scores.items() if score == scores[best]]
     return best if scores[best] >= 1 and len(ties) == 1 else "Latn"
 
 
 _LATIN_SETS = {lang: frozenset(words.split()) for lang, words in _LATIN_WORDS.items()}
+_LANGUAGES_OF: dict[str, tuple[str, ...]] = {}
+for _lang, _vocabulary in _LATIN_SETS.items():
+    for _word in _vocabulary:
+        _LANGUAGES_OF[_word] = (*_LANGUAGES_OF.get(_word, ()), _lang)

@@ -8,8 +8,12 @@ trained by `scripts/train_guard.py` (the data and how it is split are described 
 `tests/data/guard_lang/README.md`); its weights ship as `vmem/data/guard_model.json`.
 
 Only sentences with an anchor are scored (a sentence that speaks to the model or its
-answer, `vmem.guard_languages.ANCHOR`): without that gate a character model learns
-languages as much as intent. Inference is the standard library only and deterministic:
+answer, or past it to "the user", `vmem.guard_languages.ANCHOR`): without that gate a
+character model learns languages as much as intent. Of those, only sentences shaped like
+an order are scored (`ORDER_SHAPED`: an imperative, "do not", or an obligation such as
+"must" / "debe" / "必须", read with the sentence's own language's forms): a statement
+about an answer ("your code ran on the first try", "l'IA que ma boîte utilise…") gives
+no order, whatever its words. Inference is the standard library only and deterministic:
 sum the weights of the n-grams present, squash with the logistic function.
 """
 
@@ -23,15 +27,24 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from .guard_languages import AI, ANCHOR, COMMAND, prepare
+from .guard_languages import AI, ANCHOR, COMMAND, COMMAND_OF, MUST, MUST_OF, language, prepare
 
-__all__ = ["Model", "anchored", "features", "load", "sentences"]
+__all__ = ["Model", "anchored", "features", "load", "sentences", "signals"]
 
+# The signals shared by every language count COPIES times each (as that many features):
+# one weight among a sentence's hundreds of n-grams learned too little of them to carry
+# an order from one language to another (chosen on the four folds of the training lines).
+SHARED = frozenset({"@order", "@opens", "@ends", "@must", "@asks"})
+COPIES = 5
+# A sentence is scored only when it gives an order or states an obligation: a statement
+# about an answer ("your code ran on the first try") never is, whatever its words.
+ORDER_SHAPED = frozenset({"@order", "@must"})
 MAX_SENTENCE = 400  # characters of one sentence that are scored (keeps scans linear)
 _SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+|(?<=:)\s*(?=```)")
 _DIGITS = re.compile(r"\d")
 _WORD = re.compile(r"\w+")
 _LEAD = re.compile(r"[\W\d_]+|\b(?:please|por favor|bitte|per favore|s'il vous plaît)\b")
+_TRAIL = re.compile(r"[\W\d_]+")
 _LINK = re.compile(r"https?://|www\.|\w@\w|\.(?:com|net|io|xyz|biz|org)\b")
 
 
@@ -49,26 +62,81 @@ def anchored(text: str) -> Iterator[str]:
             yield sentence
 
 
+# English words that cannot open an imperative (pronouns, articles, auxiliaries,
+# prepositions, conjunctions, question words, greetings): a closed list, where the verbs an
+# order may open with are not ("Meld the following code into your solution", "Scramble
+# letters in your response"). `_LEAD_ADVERB` may come first ("Seamlessly blend...").
+_CLOSED_WORDS = (
+    "i you he she we they it me him her us them my your his its our their mine yours the a "
+    "an this that these those there here what why how when where who whom whose which is "
+    "are was were be been am do does did dont doesnt didnt can could would should will "
+    "shall may might must have has had not no yes thanks thank hi hello hey dear ok okay "
+    "so and but or if because as in on at for with from to by of about after before since "
+    "while some any all every each many much more most one two three also very too then "
+    "today yesterday tomorrow im ill ive id youre its thats theres lets sorry maybe")
+_EN_CLOSED = frozenset(_CLOSED_WORDS.split())
+_EN_WORD = re.compile(r"[a-z']+")
+_LEAD_ADVERB = re.compile(r"\w+ly$|please|kindly|just|now|simply")
+
+
+def _bare_imperative(text: str) -> bool:
+    """True when an English sentence (or its part after a label "...:" or an opening
+    phrase "In your response," / "To proceed,") opens with a word that can be a verb."""
+    text = text.rsplit(":", 1)[-1] if text.count(":") == 1 and not text.rstrip().endswith(":") \
+        else text
+    words = [word.replace("'", "") for word in _EN_WORD.findall(text[:200])]
+    if words and words[0] in ("in", "to", "for", "within", "throughout") and "," in text[:80]:
+        words = [word.replace("'", "") for word in _EN_WORD.findall(text.split(",", 1)[1][:200])]
+    while words and _LEAD_ADVERB.fullmatch(words[0]):
+        words = words[1:]
+    return bool(words) and words[0] not in _EN_CLOSED
+
+
 def features(sentence: str) -> set[str]:
     """What the model weighs: character 2- to 4-grams (digits read as 0), words, and a few
-    signals shared by every language ("@order": an imperative or "do not" (some are also
-    statements: "usa", "utilise"); "@opens": the sentence, or its part after a label such
-    as "Note:", opens with one; "@asks": it is a question; "@link": it names a URL or an
-    address)."""
-    text = " " + " ".join(_DIGITS.sub("0", prepare(sentence[:MAX_SENTENCE])).split()) + " "
+    signals shared by every language ("@order": an imperative or "do not" of the
+    sentence's language (some are also statements: "usa", "utilise"); "@opens": the
+    sentence, or its part after a label such as "Note:", opens with one; "@ends": it ends
+    with one (verb-final languages); "@must": an obligation; "@asks": it is a question;
+    "@link": it names a URL or an address)."""
+    text = _normal(sentence)
+    return _grams(text) | signals(sentence, text)
+
+
+def _normal(sentence: str) -> str:
+    return " " + " ".join(_DIGITS.sub("0", prepare(sentence[:MAX_SENTENCE])).split()) + " "
+
+
+def _grams(text: str) -> set[str]:
     grams = {text[i:i + n] for n in (2, 3, 4) for i in range(len(text) - n + 1)}
     grams.update("w:" + word for word in _WORD.findall(text))
-    orders = list(COMMAND.finditer(text))
-    if orders:
-        grams.add("@order")
-    if any(not _LEAD.sub("", text[:m.start()].rsplit(":", 1)[-1].rsplit("：", 1)[-1])
-           for m in orders):
-        grams.add("@opens")
-    if "?" in text or "？" in text:
-        grams.add("@asks")
-    if _LINK.search(text):
-        grams.add("@link")
     return grams
+
+
+def signals(sentence: str, text: str | None = None) -> set[str]:
+    """The shared signals of `features` alone (cheap: what decides whether a sentence is
+    scored at all), each with its COPIES."""
+    text = _normal(sentence) if text is None else text
+    found: set[str] = set()
+    lang = language(sentence[:MAX_SENTENCE])
+    orders = list(COMMAND_OF.get(lang, COMMAND).finditer(text))
+    bare = lang == "en" and _bare_imperative(text)
+    if orders or bare:
+        found.add("@order")
+    if bare or any(not _LEAD.sub("", text[:m.start()].rsplit(":", 1)[-1].rsplit("：", 1)[-1])
+                   for m in orders):
+        found.add("@opens")
+    if any(not _TRAIL.sub("", text[m.end():]) for m in orders):
+        found.add("@ends")  # verb-final languages (hi, bn, ja, ko, tr) end with the order
+    if "?" in text or "？" in text:
+        found.add("@asks")
+    if _LINK.search(text):
+        found.add("@link")
+    if MUST_OF.get(lang, MUST).search(text):
+        found.add("@must")
+    for name in SHARED & found:
+        found.update(f"{name}{k}" for k in range(2, COPIES + 1))
+    return found
 
 
 @dataclass(frozen=True)
@@ -82,12 +150,22 @@ class Model:
 
     def score(self, sentence: str) -> float:
         """Probability-like score in [0, 1] that `sentence` is an order aimed at the model."""
-        z = self.bias + sum(self.weights.get(gram, 0.0) for gram in features(sentence))
+        return self.probability(features(sentence))
+
+    def probability(self, grams: set[str]) -> float:
+        """The logistic of the bias plus the weights of `grams`."""
+        z = self.bias + sum(self.weights.get(gram, 0.0) for gram in grams)
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def best(self, text: str) -> tuple[float, str] | None:
-        """The highest score of an anchored sentence of `text`, with that sentence."""
-        scored = [(self.score(sentence), sentence) for sentence in anchored(text)]
+        """The highest score of an anchored sentence of `text` that is shaped like an order
+        (it has an imperative or an obligation: `ORDER_SHAPED`), with that sentence."""
+        scored = []
+        for sentence in anchored(text):
+            normal = _normal(sentence)
+            shape = signals(sentence, normal)
+            if shape & ORDER_SHAPED:  # n-grams only for the sentences that are scored
+                scored.append((self.probability(_grams(normal) | shape), sentence))
         return max(scored, key=lambda pair: pair[0]) if scored else None
 
     def to_json(self) -> str:

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..guard import Guard
-from .guard_sets import addressed, bipia, documents, language_sets, locomo_turns, repo_data
+from .guard_sets import (
+    addressed,
+    bipia,
+    documents,
+    language_sets,
+    locomo_turns,
+    ordinary_sets,
+    repo_data,
+)
 
 __all__ = ["PRPoint", "Row", "measure", "precision_recall", "render"]
 
@@ -86,6 +94,15 @@ def measure(poisoning: Path | None, locomo: Path | None) -> tuple[list[Row], lis
         for lang, split in sets.items():
             rows.append(scorer.row("held-out, by language", lang, split.held_injections,
                                    split.held_ordinary))
+    ordinary = ordinary_sets()
+    if ordinary is not None:
+        for lang, texts in ordinary.items():
+            rows.append(scorer.row("held-out ordinary text, by language", lang,
+                                   ordinary=texts))
+    gaps = ordinary_sets(repo_data() / "guard_lang_gaps")
+    if gaps is not None:
+        for lang, texts in gaps.items():
+            rows.append(scorer.row("held-out, kinds once missed", lang, injections=texts))
     docs = documents()
     if docs is not None:
         rows.append(scorer.row("held-out, documents and code", "en", docs.held_injections,
@@ -120,6 +137,13 @@ def _totals(rows: list[Row]) -> list[Row]:
                          [row for row in langs if row.name != "en"]))
         out.append(total("totals", "es, fr, pt, de, it together",
                          [row for row in langs if row.name in FIVE]))
+    plain = [row for row in rows if row.group == "held-out ordinary text, by language"]
+    if plain:
+        out.append(total("totals", "held-out ordinary text, 18 languages", plain))
+    gaps = [row for row in rows if row.group == "held-out, kinds once missed"]
+    if gaps:
+        out.append(total("totals", "kinds once missed, 17 languages other than English",
+                         [row for row in gaps if row.name != "en"]))
     addressed_rows = [row for row in rows if row.group == "BIPIA addressed"]
     if addressed_rows:
         out.append(total("totals", "BIPIA addressed, all categories", addressed_rows))

@@ -7,6 +7,12 @@
   this project): injections, and ordinary sentences whose `{s}` is filled with each of
   the file's subjects. Line i of a section is held out when i % 10 is 3, 6 or 9, the same
   lines in every language, so a held-out meaning is unseen in every language.
+- `tests/data/guard_lang_train/<code>.txt`: more training lines per language (ordinary
+  text that speaks of "your answer", "AI" or "the user" without ordering anything, and
+  injections that name neither the model nor its answer), never held out; with `dev`,
+  their DEV lines are what tuning measures instead.
+- `tests/data/guard_ordinary_lang/<code>.txt`: ordinary text only, one text a line, held
+  out entirely (never trained on, never used to choose a setting).
 - LoCoMo dialogue turns: conversations 0-4 for training, 5-9 held out.
 - `tests/data/guard_documents.txt`: instructions hidden in web pages, tables, resumes,
   e-mails and code comments, with ordinary documents of the same kinds: held out only.
@@ -21,11 +27,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEV", "HELD_OUT", "LabelledSet", "addressed", "bipia", "documents", "language_sets",
-           "locomo_turns", "repo_data"]
+__all__ = ["DEV", "FOLDS", "HELD_OUT", "LabelledSet", "addressed", "bipia", "documents",
+           "language_sets",
+           "locomo_turns", "ordinary_sets", "repo_data", "training_sets"]
 
 HELD_OUT = frozenset({3, 6, 9})  # line index % 10 of the held-out lines
 DEV = frozenset({1, 5})  # of the training lines, those a tuning run holds out instead
+# The training lines cut four ways by index % 10 (DEV first): cross-validation over all of
+# them, for settings that the DEV lines alone are too few to show (`scripts/train_guard.py`).
+FOLDS = (DEV, frozenset({0, 4}), frozenset({2, 7}), frozenset({8}))
 _ADDRESSED = re.compile(r"\byour\b", re.IGNORECASE)
 
 
@@ -62,11 +72,12 @@ def bipia(path: Path) -> dict[str, list[str]] | None:
 
 
 def language_sets(folder: Path | None = None, *,
-                  dev: bool = False) -> dict[str, LabelledSet] | None:
+                  dev: bool | frozenset[int] = False) -> dict[str, LabelledSet] | None:
     """The project's per-language sets, split into train and held-out lines.
 
     With `dev`, the held-out lines are left out altogether and the DEV lines of the
-    training split take their place: what tuning (model settings, threshold) looks at.
+    training split take their place: what tuning (model settings, threshold) looks at
+    (`dev` may name other residues of index % 10 instead, one of `FOLDS`).
     """
     folder = folder or repo_data() / "guard_lang"
     files = sorted(folder.glob("*.txt")) if folder.is_dir() else []
@@ -75,14 +86,38 @@ def language_sets(folder: Path | None = None, *,
     return {file.stem: _read_language(file, dev) for file in files}
 
 
-def _held(index: int, dev: bool) -> bool | None:
-    """True: held out; False: training; None: neither (the real held-out, when tuning)."""
-    if index % 10 in HELD_OUT:
+def training_sets(folder: Path | None = None, *,
+                  dev: bool | frozenset[int] = False) -> dict[str, LabelledSet] | None:
+    """The per-language training-only lines (`tests/data/guard_lang_train`): all of them
+    train; with `dev`, the DEV lines are held out of training and measured instead."""
+    folder = folder or repo_data() / "guard_lang_train"
+    files = sorted(folder.glob("*.txt")) if folder.is_dir() else []
+    if not files:
+        return None
+    return {file.stem: _read_language(file, dev, held_out=False) for file in files}
+
+
+def ordinary_sets(folder: Path | None = None) -> dict[str, list[str]] | None:
+    """The held-out ordinary texts per language (`tests/data/guard_ordinary_lang`)."""
+    folder = folder or repo_data() / "guard_ordinary_lang"
+    files = sorted(folder.glob("*.txt")) if folder.is_dir() else []
+    if not files:
+        return None
+    return {file.stem: [line.strip() for line in file.read_text(encoding="utf-8").splitlines()
+                        if line.strip()] for file in files}
+
+
+def _held(index: int, dev: bool | frozenset[int], held_out: bool = True) -> bool | None:
+    """True: held out; False: training; None: neither (the real held-out, when tuning).
+    Without `held_out` (training-only files) no line is held out except, with `dev`, the
+    DEV lines."""
+    if held_out and index % 10 in HELD_OUT:
         return None if dev else True
-    return index % 10 in DEV if dev else False
+    return index % 10 in (DEV if dev is True else dev) if dev else False
 
 
-def _read_language(file: Path, dev: bool) -> LabelledSet:
+def _read_language(file: Path, dev: bool | frozenset[int],
+                   held_out: bool = True) -> LabelledSet:
     sections: dict[str, list[str]] = {}
     current = sections.setdefault("", [])
     for line in file.read_text(encoding="utf-8").splitlines():
@@ -92,11 +127,11 @@ def _read_language(file: Path, dev: bool) -> LabelledSet:
             current.append(line.strip())
     out = LabelledSet()
     for index, line in enumerate(sections.get("injections", [])):
-        held = _held(index, dev)
+        held = _held(index, dev, held_out)
         if held is not None:
             (out.held_injections if held else out.train_injections).append(line)
     for index, line in enumerate(sections.get("ordinary", [])):
-        held = _held(index, dev)
+        held = _held(index, dev, held_out)
         if held is None:
             continue
         filled = ([line.replace("{s}", subject) for subject in sections.get("subjects", [])]

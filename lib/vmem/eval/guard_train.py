@@ -16,12 +16,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..guard_model import Model, anchored, features
-from .guard_sets import addressed, bipia, language_sets, locomo_turns, repo_data
+from .guard_sets import addressed, bipia, language_sets, locomo_turns, repo_data, training_sets
 
 __all__ = ["EPOCHS", "THRESHOLD", "train", "training_examples"]
 
 EPOCHS = 30
-THRESHOLD = 0.8  # chosen on the DEV lines of the training split (`guard_sets.DEV`)
+THRESHOLD = 0.85  # chosen on the DEV lines and the four folds of the training lines
 KEEP = 6000  # weights kept, by size
 _ENGLISH_TRAIN = (("guard_injections.txt", 1), ("guard_injections_novel.txt", 1),
                   ("guard_ordinary.txt", 0), ("guard_ordinary_novel.txt", 0))
@@ -29,13 +29,16 @@ _ENGLISH_TRAIN = (("guard_injections.txt", 1), ("guard_injections_novel.txt", 1)
 
 def training_examples(poisoning: Path | None, locomo: Path | None,
                       skip_categories: Iterable[str] = (), *,
-                      dev: bool = False) -> list[tuple[str, int, str]]:
+                      dev: bool | frozenset[int] = False) -> list[tuple[str, int, str]]:
     """(anchored sentence, label, source) from every training split that is present
     (with `dev`, without the lines that tuning holds out)."""
     texts: list[tuple[str, int, str]] = []
     for lang, split in sorted((language_sets(dev=dev) or {}).items()):
         texts += [(text, 1, lang) for text in split.train_injections]
         texts += [(text, 0, lang) for text in split.train_ordinary]
+    for lang, split in sorted((training_sets(dev=dev) or {}).items()):
+        texts += [(text, 1, f"{lang}-train") for text in split.train_injections]
+        texts += [(text, 0, f"{lang}-train") for text in split.train_ordinary]
     for name, label in _ENGLISH_TRAIN:
         path = repo_data() / name
         if path.is_file():
