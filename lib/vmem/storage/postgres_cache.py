@@ -8,21 +8,32 @@ pruned top-k of `vmem.storage.topk` scores only the documents that could be on t
 from postings held in memory: `PgSearchCache` is its PostgreSQL half.
 
 What it holds: the postings of each query term it has met (read whole, once), every
-indexed document's length, and the PostgreSQL snapshot they match (`pg_current_snapshot()`,
-the set of transactions whose writes they include). The database stays the only truth.
+indexed document's length, scope and whether it is hidden by default (an invalidated
+record), and the PostgreSQL snapshot they match (`pg_current_snapshot()`, the set of
+transactions whose writes they include). The database stays the only truth.
+
+Why the scopes: one database holds many agents, and nearly every search is one agent's
+(`Filter.scope`). Asking the database which rows a scope holds costs a scan of all of
+them at every search (about 1 ms for 1,000 rows), and asking which are invalidated
+scanned the table until it was analysed. The cache answers both from memory: a search
+whose only conditions are its scope, the invalidated rows and excluded ids sends no SQL
+but the refresh and the loading of its page; other filters (tags, dates, ids, roles) are
+still asked in SQL. The statistics (N, avgdl, each term's document count) still count
+every scope's documents, as `PgIndex` and SQLite do.
 
 How it stays true (every search, in its own REPEATABLE READ snapshot S2, in one
 statement): a trigger on each postings table logs, in `vmem_fts_changes`, every
 document whose postings a statement inserted or deleted, with the writing transaction's
-id. The rows visible in S2 whose transaction was not visible in S1, the snapshot the
-cache matches, are exactly the committed changes it has not seen (any writer, any
-process, any machine; those rows all have an xid of at least S1's xmin, so an index
-range finds them). Those documents are dropped from the cache and read again as S2 sees
-them, and the cache then matches S2. Document and token counts are read afresh each
-time. When the log has been pruned past S1 (`vmem_fts_horizon` above S1's xmin), or a
-postings table was truncated, or S2 is older than S1, the cache is emptied and refilled
-in S2. Uncommitted rows
-are never visible to another transaction, so a rolled-back write never reaches a cache.
+id, and one on each docs table every row whose scope or `invalid_at` an update changed.
+The rows visible in S2 whose transaction was not visible in S1, the snapshot the cache
+matches, are exactly the committed changes it has not seen (any writer, any process, any
+machine; those rows all have an xid of at least S1's xmin, so an index range finds
+them). Those documents are dropped from the cache and read again as S2 sees them
+(postings, length, scope, hidden), and the cache then matches S2. Document and token
+counts are read afresh each time. When the log has been pruned past S1
+(`vmem_fts_horizon` above S1's xmin), or a postings table was truncated, or S2 is older
+than S1, the cache is emptied and refilled in S2. Uncommitted rows are never visible to
+another transaction, so a rolled-back write never reaches a cache.
 
 When it is not used: inside a caller's transaction (its own uncommitted writes would be
 visible there, and it may not be one snapshot) and for queries of more than
@@ -36,12 +47,14 @@ only grow.
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import psycopg
 
+from .base import Scope, in_scope
 from .postgres_search import PgIndex, Scored
 from .topk import MAX_PRUNED_TERMS, PostingsCache
 
@@ -49,18 +62,31 @@ from .topk import MAX_PRUNED_TERMS, PostingsCache
 class PgSearchCache(PostingsCache):
     """Exact pruned top-k for one `PgIndex`, from postings cached in this process."""
 
-    def __init__(self, index: PgIndex, max_postings: int = 20_000_000) -> None:
-        super().__init__(max_postings)
+    def __init__(self, index: PgIndex, max_postings: int = 20_000_000, *,
+                 hidden: str | None = None) -> None:
+        """`hidden`: the SQL condition (on the docs table aliased `d`) of the rows a
+        search hides unless asked to include them (None: no such rows)."""
         self.index = index
+        self.hidden = hidden
         self.lock = threading.Lock()
         self._snapshot: str | None = None  # the pg_snapshot the content matches
+        super().__init__(max_postings)
 
-    def search(self, conn: psycopg.Connection, terms: Sequence[str], where: str,
-               params: Sequence[Any], hidden: str | None, limit: int, offset: int
+    def _reset(self) -> None:
+        super()._reset()
+        self._scope_of: dict[int, str | None] = {}  # doc -> its scope (jsonb text)
+        self._members: dict[str | None, set[int]] = {}  # scope (jsonb text) -> its docs
+        self._scopes: dict[str, Scope] = {}  # scope (jsonb text) -> that scope
+        self._hidden: set[int] = set()  # indexed docs that `hidden` hides
+
+    def search(self, conn: psycopg.Connection, terms: Sequence[str], scope: Scope | None,
+               where: str | None, params: Sequence[Any], include_hidden: bool,
+               exclude: Collection[int], limit: int, offset: int
                ) -> tuple[int, list[Scored]] | None:
-        """What `PgIndex.search(conn, terms, where + NOT hidden, ...)` returns, or None
-        when this query is left to it. Call in a REPEATABLE READ snapshot of its own.
-        `hidden` is the condition of the (few) rows hidden by default."""
+        """What `PgIndex.search` returns for the rows in `scope` that `where` keeps (with
+        `params`; None: no other condition), less the hidden rows (unless
+        `include_hidden`) and `exclude`; or None when this query is left to it. Call in a
+        REPEATABLE READ snapshot of its own."""
         distinct = list(dict.fromkeys(terms))
         if len(distinct) > MAX_PRUNED_TERMS:
             return None
@@ -69,16 +95,32 @@ class PgSearchCache(PostingsCache):
             postings = {term: self._load(conn, term) for term in distinct}
             if not self._docs:
                 return 0, []
-            hidden_rows = self._rows(conn, hidden, ()) if hidden else set()
-            kept = self._rows(conn, where, params) - hidden_rows if where != "true" else None
-            total, best, idf = self._rank(
-                terms, postings, kept is not None, hidden_rows,
-                (lambda rowids: rowids - hidden_rows) if kept is None else kept.intersection,
-                limit, offset)
+            hidden = set(exclude) if include_hidden else \
+                self._hidden.union(exclude) if exclude else self._hidden  # read only
+            if where is not None:  # `where` holds the scope too
+                kept = self._rows(conn, where, params) - hidden
+                total, best, idf = self._rank(terms, postings, True, hidden,
+                                              kept.intersection, limit, offset)
+            elif scope:
+                members = self._in_scope(scope)
+                total, best, idf = self._rank(
+                    terms, postings, True, hidden,
+                    (lambda rowids: members.intersection(rowids) - hidden) if hidden
+                    else members.intersection, limit, offset)
+            else:
+                total, best, idf = self._rank(terms, postings, False, hidden,
+                                              lambda rowids: rowids - hidden, limit, offset)
             avgdl = self._tokens / self._docs
             return total, [PgIndex._score(doc, self._lengths[doc], {
                 term: postings[term][doc] for term in distinct if doc in postings[term]},
                 terms, idf, avgdl) for doc, _ in best]
+
+    def _in_scope(self, scope: Scope) -> set[int]:
+        """The cached docs stored with every key and value of `scope` (read only)."""
+        keys = [key for key, stored in self._scopes.items() if in_scope(stored, scope)]
+        if len(keys) == 1:
+            return self._members[keys[0]]
+        return set().union(*(self._members[key] for key in keys))
 
     def _rows(self, conn: psycopg.Connection, where: str, params: Sequence[Any]) -> set[int]:
         """The ids of the rows `where` keeps, as one array (one row to read, not many)."""
@@ -89,6 +131,7 @@ class PgSearchCache(PostingsCache):
     def _refresh(self, conn: psycopg.Connection) -> None:
         """Make the cache match this transaction's snapshot (see the module docstring)."""
         tier, postings = self.index.docs, self.index.postings
+        hidden = f"coalesce({self.hidden}, false)" if self.hidden else "false"
         snapshot, docs, tokens, current, changed = conn.execute(
             f"""SELECT pg_current_snapshot()::text,
                 coalesce((SELECT sum(docs) FROM vmem_fts_stats WHERE tier = %(tier)s), 0),
@@ -97,10 +140,12 @@ class PgSearchCache(PostingsCache):
                     <= pg_snapshot_xmin(%(since)s::pg_snapshot)
                 AND pg_snapshot_xmax(%(since)s::pg_snapshot)
                     <= pg_snapshot_xmax(pg_current_snapshot()),
-                (SELECT json_agg(json_build_array(c.doc, p.length, p.terms, p.tfs))
+                (SELECT json_agg(json_build_array(c.doc, p.length, p.terms, p.tfs,
+                                                  d.scope::text, {hidden}))
                  FROM (SELECT DISTINCT doc FROM vmem_fts_changes WHERE tier = %(tier)s
                        AND xid >= pg_snapshot_xmin(%(since)s::pg_snapshot)
                        AND NOT pg_visible_in_snapshot(xid, %(since)s::pg_snapshot)) AS c
+                 LEFT JOIN {tier} AS d ON d.id = c.doc
                  CROSS JOIN LATERAL (SELECT min(length) AS length, array_agg(term) AS terms,
                                             array_agg(tf) AS tfs
                                      FROM {postings} WHERE doc = c.doc) AS p)""",
@@ -108,16 +153,39 @@ class PgSearchCache(PostingsCache):
         if not current or self._size > self.max_postings:
             self._snapshot = None  # matches nothing until refilled: a failure here reloads
             self._reset()
-            ids, lengths = conn.execute(f"SELECT array_agg(id), array_agg(length) FROM {tier} "
-                                        "WHERE length IS NOT NULL").fetchone()
+            ids, lengths, scopes, hides = conn.execute(
+                f"SELECT array_agg(id), array_agg(length), array_agg(scope::text), "
+                f"array_agg({hidden}) FROM {tier} AS d WHERE length IS NOT NULL").fetchone()
             self._lengths = dict(zip(ids or (), lengths or (), strict=True))
+            for doc, scope, hide in zip(ids or (), scopes or (), hides or (), strict=True):
+                self._place(doc, scope, hide)
         else:
-            for doc, length, names, tfs in changed or ():
-                if doc in self._lengths:  # else new here: in no cached postings yet
-                    self._remove_doc(doc)
+            for doc, length, names, tfs, scope, hide in changed or ():
+                self._displace(doc)
                 if length is not None:
                     self._add_doc(doc, dict(zip(names, tfs, strict=True)), length)
+                    self._place(doc, scope, hide)
         self._docs, self._tokens, self._snapshot = int(docs), int(tokens), snapshot
+
+    def _place(self, doc: int, scope: str | None, hide: bool) -> None:
+        """Note an indexed doc's scope (jsonb text) and whether it is hidden."""
+        self._scope_of[doc] = scope
+        members = self._members.get(scope)
+        if members is None:
+            members = self._members[scope] = set()
+            if scope is not None:
+                self._scopes[scope] = json.loads(scope)
+        members.add(doc)
+        if hide:
+            self._hidden.add(doc)
+
+    def _displace(self, doc: int) -> None:
+        """Forget a doc (its postings, length, scope, hidden mark) if it is cached."""
+        if doc in self._lengths:  # else new here: in no cached postings yet
+            self._remove_doc(doc)
+        if doc in self._scope_of:
+            self._members[self._scope_of.pop(doc)].discard(doc)
+        self._hidden.discard(doc)
 
     def _load(self, conn: psycopg.Connection, term: str) -> dict[int, int]:
         postings = self._postings.get(term)
