@@ -18,8 +18,11 @@ them at every search (about 1 ms for 1,000 rows), and asking which are invalidat
 scanned the table until it was analysed. The cache answers both from memory: a search
 whose only conditions are its scope, the invalidated rows and excluded ids sends no SQL
 but the refresh and the loading of its page; other filters (tags, dates, ids, roles) are
-still asked in SQL. The statistics (N, avgdl, each term's document count) still count
-every scope's documents, as `PgIndex` and SQLite do.
+still asked in SQL. A search of one scope, in a database of several, ranks from that
+scope's own postings (a view per scope, cut from the whole term's postings when first
+needed and kept true with them), so its work does not grow with the other agents'
+documents. The statistics (N, avgdl, each term's document count) still count every
+scope's documents, as `PgIndex` and SQLite do.
 
 How it stays true (every search, in its own REPEATABLE READ snapshot S2, in one
 statement): a trigger on each postings table logs, in `vmem_fts_changes`, every
@@ -49,7 +52,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -78,6 +81,7 @@ class PgSearchCache(PostingsCache):
         self._members: dict[str | None, set[int]] = {}  # scope (jsonb text) -> its docs
         self._scopes: dict[str, Scope] = {}  # scope (jsonb text) -> that scope
         self._hidden: set[int] = set()  # indexed docs that `hidden` hides
+        self._views: dict[str, PostingsCache] = {}  # scope -> its docs' cached postings
 
     def search(self, conn: psycopg.Connection, terms: Sequence[str], scope: Scope | None,
                where: str | None, params: Sequence[Any], include_hidden: bool,
@@ -101,12 +105,18 @@ class PgSearchCache(PostingsCache):
                 kept = self._rows(conn, where, params) - hidden
                 total, best, idf = self._rank(terms, postings, True, hidden,
                                               kept.intersection, limit, offset)
-            elif scope:
-                members = self._in_scope(scope)
-                total, best, idf = self._rank(
-                    terms, postings, True, hidden,
-                    (lambda rowids: members.intersection(rowids) - hidden) if hidden
-                    else members.intersection, limit, offset)
+            elif scope and self._leaves_out(keys := self._keys(scope)):
+                if len(keys) == 1:  # one agent's scope, as nearly always: its own postings
+                    view = self._view(keys[0], distinct)
+                    total, best, idf = view._rank(
+                        terms, {term: view._postings[term] for term in distinct}, False,
+                        hidden, lambda rowids: rowids - hidden, limit, offset,
+                        df={term: len(rows) for term, rows in postings.items()})
+                else:
+                    members = set().union(*(self._members[key] for key in keys))
+                    total, best, idf = self._rank(
+                        terms, postings, True, hidden,
+                        lambda rowids: members.intersection(rowids) - hidden, limit, offset)
             else:
                 total, best, idf = self._rank(terms, postings, False, hidden,
                                               lambda rowids: rowids - hidden, limit, offset)
@@ -115,12 +125,41 @@ class PgSearchCache(PostingsCache):
                 term: postings[term][doc] for term in distinct if doc in postings[term]},
                 terms, idf, avgdl) for doc, _ in best]
 
-    def _in_scope(self, scope: Scope) -> set[int]:
-        """The cached docs stored with every key and value of `scope` (read only)."""
-        keys = [key for key, stored in self._scopes.items() if in_scope(stored, scope)]
-        if len(keys) == 1:
-            return self._members[keys[0]]
-        return set().union(*(self._members[key] for key in keys))
+    def _keys(self, scope: Scope) -> list[str]:
+        """The stored scopes (jsonb text) that have every key and value of `scope`."""
+        return [key for key, stored in self._scopes.items() if in_scope(stored, scope)]
+
+    def _leaves_out(self, keys: Sequence[str]) -> bool:
+        """Whether the stored scopes `keys` leave out any indexed doc (else a filter on
+        them keeps every doc: a database of one agent)."""
+        return sum(len(self._members[key]) for key in keys) < len(self._lengths)
+
+    def _view(self, key: str, terms: Sequence[str]) -> PostingsCache:
+        """The cached postings of the docs of the stored scope `key`, for `terms` (whose
+        whole postings are cached) among others; its statistics are the whole index's."""
+        view = self._views.get(key)
+        if view is None:
+            view = self._views[key] = PostingsCache(self.max_postings)
+            view._lengths = self._lengths  # shared, read only there
+        view._docs, view._tokens = self._docs, self._tokens
+        members = self._members[key]
+        for term in terms:
+            if term not in view._postings:
+                view._keep(term, {doc: tf for doc, tf in self._postings[term].items()
+                                  if doc in members})
+        return view
+
+    def _add_doc(self, rowid: int, counts: Mapping[str, int], length: int) -> None:
+        super()._add_doc(rowid, counts, length)
+        view = self._views.get(self._scope_of.get(rowid))
+        if view is not None:
+            view._add_doc(rowid, counts, length)
+
+    def _remove_doc(self, rowid: int, terms: Iterable[str] | None = None) -> None:
+        view = self._views.get(self._scope_of.get(rowid))
+        if view is not None:
+            view._remove_doc(rowid, terms)
+        super()._remove_doc(rowid, terms)
 
     def _rows(self, conn: psycopg.Connection, where: str, params: Sequence[Any]) -> set[int]:
         """The ids of the rows `where` keeps, as one array (one row to read, not many)."""
@@ -150,7 +189,8 @@ class PgSearchCache(PostingsCache):
                                             array_agg(tf) AS tfs
                                      FROM {postings} WHERE doc = c.doc) AS p)""",
             {"tier": tier, "since": self._snapshot}).fetchone()
-        if not current or self._size > self.max_postings:
+        if not current or self._size + sum(
+                view._size for view in self._views.values()) > self.max_postings:
             self._snapshot = None  # matches nothing until refilled: a failure here reloads
             self._reset()
             ids, lengths, scopes, hides = conn.execute(
@@ -163,8 +203,8 @@ class PgSearchCache(PostingsCache):
             for doc, length, names, tfs, scope, hide in changed or ():
                 self._displace(doc)
                 if length is not None:
+                    self._place(doc, scope, hide)  # first: its scope's view is updated too
                     self._add_doc(doc, dict(zip(names, tfs, strict=True)), length)
-                    self._place(doc, scope, hide)
         self._docs, self._tokens, self._snapshot = int(docs), int(tokens), snapshot
 
     def _place(self, doc: int, scope: str | None, hide: bool) -> None:
