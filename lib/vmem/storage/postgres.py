@@ -80,14 +80,17 @@ class PostgresBackend:
         if not self._idle():
             yield  # the caller's transaction is the snapshot
             return
-        # One statement opens it (not BEGIN, then SET TRANSACTION: a round trip less).
-        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        # One statement opens it (not BEGIN, then SET TRANSACTION), in pipeline mode: the
+        # BEGIN goes with the first query and the COMMIT needs no wait of its own, so a
+        # search waits for the server once per query it reads, not once per statement.
         try:
-            yield
+            with self.conn.pipeline():
+                self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                yield
+                self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.rollback()
+            self.conn.rollback()  # out of the pipeline: after an error it runs nothing
             raise
-        self.conn.commit()
 
     def _idle(self) -> bool:
         """Whether no transaction is open on the connection (each statement commits)."""
