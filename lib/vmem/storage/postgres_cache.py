@@ -95,8 +95,8 @@ class PgSearchCache(PostingsCache):
         if len(distinct) > MAX_PRUNED_TERMS:
             return None
         with self.lock:
-            self._refresh(conn)
-            postings = {term: self._load(conn, term) for term in distinct}
+            self._refresh(conn, distinct)
+            postings = {term: self._postings[term] for term in distinct}
             if not self._docs:
                 return 0, []
             hidden = set(exclude) if include_hidden else \
@@ -167,11 +167,14 @@ class PgSearchCache(PostingsCache):
                            params).fetchone()[0]
         return set(ids or ())
 
-    def _refresh(self, conn: psycopg.Connection) -> None:
-        """Make the cache match this transaction's snapshot (see the module docstring)."""
+    def _refresh(self, conn: psycopg.Connection, terms: Sequence[str]) -> None:
+        """Make the cache match this transaction's snapshot (see the module docstring),
+        with the postings of `terms` in it. The postings of the terms it lacks are asked
+        for right after the refresh, before its answer is read: in a pipeline (as
+        `PostgresBackend.snapshot` opens) both reach the server together."""
         tier, postings = self.index.docs, self.index.postings
         hidden = f"coalesce({self.hidden}, false)" if self.hidden else "false"
-        snapshot, docs, tokens, current, changed = conn.execute(
+        refreshed = conn.execute(
             f"""SELECT pg_current_snapshot()::text,
                 coalesce((SELECT sum(docs) FROM vmem_fts_stats WHERE tier = %(tier)s), 0),
                 coalesce((SELECT sum(tokens) FROM vmem_fts_stats WHERE tier = %(tier)s), 0),
@@ -188,7 +191,10 @@ class PgSearchCache(PostingsCache):
                  CROSS JOIN LATERAL (SELECT min(length) AS length, array_agg(term) AS terms,
                                             array_agg(tf) AS tfs
                                      FROM {postings} WHERE doc = c.doc) AS p)""",
-            {"tier": tier, "since": self._snapshot}).fetchone()
+            {"tier": tier, "since": self._snapshot})
+        missing = [term for term in terms if term not in self._postings]
+        loading = self._ask_postings(conn, missing) if missing else None
+        snapshot, docs, tokens, current, changed = refreshed.fetchone()
         if not current or self._size + sum(
                 view._size for view in self._views.values()) > self.max_postings:
             self._snapshot = None  # matches nothing until refilled: a failure here reloads
@@ -206,6 +212,11 @@ class PgSearchCache(PostingsCache):
                     self._place(doc, scope, hide)  # first: its scope's view is updated too
                     self._add_doc(doc, dict(zip(names, tfs, strict=True)), length)
         self._docs, self._tokens, self._snapshot = int(docs), int(tokens), snapshot
+        if loading is not None:
+            self._keep_all(loading, missing)
+        dropped = [term for term in terms if term not in self._postings]  # by a reload
+        if dropped:
+            self._keep_all(self._ask_postings(conn, dropped), dropped)
 
     def _place(self, doc: int, scope: str | None, hide: bool) -> None:
         """Note an indexed doc's scope (jsonb text) and whether it is hidden."""
@@ -227,10 +238,15 @@ class PgSearchCache(PostingsCache):
             self._members[self._scope_of.pop(doc)].discard(doc)
         self._hidden.discard(doc)
 
-    def _load(self, conn: psycopg.Connection, term: str) -> dict[int, int]:
-        postings = self._postings.get(term)
-        if postings is not None:
-            return postings
-        docs, tfs = conn.execute(f"SELECT array_agg(doc), array_agg(tf) FROM "
-                                 f"{self.index.postings} WHERE term = %s", (term,)).fetchone()
-        return self._keep(term, dict(zip(docs or (), tfs or (), strict=True)))
+    def _ask_postings(self, conn: psycopg.Connection, terms: Sequence[str]) -> psycopg.Cursor:
+        """Send the query of the whole postings of `terms` (one row per term found)."""
+        return conn.execute(f"SELECT term, array_agg(doc), array_agg(tf) FROM "
+                            f"{self.index.postings} WHERE term = ANY(%s) GROUP BY term",
+                            (list(terms),))
+
+    def _keep_all(self, cursor: psycopg.Cursor, terms: Sequence[str]) -> None:
+        """Cache the postings `_ask_postings(terms)` read (in the snapshot the cache
+        matches now), an empty one for each term no document holds."""
+        found = {term: dict(zip(docs, tfs, strict=True)) for term, docs, tfs in cursor}
+        for term in terms:
+            self._keep(term, found.get(term, {}))
