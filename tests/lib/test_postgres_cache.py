@@ -264,6 +264,18 @@ def test_updates_by_hand_of_a_rows_scope_or_mark_are_seen(stores):
         _assert_same(reader, reference, "w9 moved", **filters)
 
 
+def test_documents_without_terms_are_counted_as_the_statistics_count_them(stores):
+    """N and avgdl come from the cached lengths: a document of stop words only (no
+    postings to log) must still reach every cache, when added and when removed."""
+    reader, writer, reference = stores
+    writer.insert("w13 first")
+    _assert_same(reader, reference, "w13")
+    empty = writer.insert("the of and it is")
+    _assert_same(reader, reference, "w13 first")
+    writer.delete(empty)
+    _assert_same(reader, reference, "w13 first")
+
+
 def test_a_version_3_schema_is_migrated_and_then_logs_updates(postgres_url):
     with psycopg.connect(postgres_url, autocommit=True) as conn, conn.transaction():
         for migration in postgres_schema.MIGRATIONS[:3]:

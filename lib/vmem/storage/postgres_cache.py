@@ -32,8 +32,12 @@ The rows visible in S2 whose transaction was not visible in S1, the snapshot the
 matches, are exactly the committed changes it has not seen (any writer, any process, any
 machine; those rows all have an xid of at least S1's xmin, so an index range finds
 them). Those documents are dropped from the cache and read again as S2 sees them
-(postings, length, scope, hidden), and the cache then matches S2. Document and token
-counts are read afresh each time. When the log has been pruned past S1
+(postings, length, scope, hidden), and the cache then matches S2. N and the total
+length are those of the cached lengths (every indexed row's `length`, written with its
+statistics row, so the same sums as `vmem_fts_stats`), kept with them: that table is not
+read here, since every write appends to it and every fold deletes from it, and until it
+is vacuumed a sum scans every row it ever held (about 0.4 ms per search after 8,000
+writes). When the log has been pruned past S1
 (`vmem_fts_horizon` above S1's xmin), or a postings table was truncated, or S2 is older
 than S1, the cache is emptied and refilled in S2. Uncommitted rows are never visible to
 another transaction, so a rolled-back write never reaches a cache.
@@ -176,25 +180,22 @@ class PgSearchCache(PostingsCache):
         hidden = f"coalesce({self.hidden}, false)" if self.hidden else "false"
         refreshed = conn.execute(
             f"""SELECT pg_current_snapshot()::text,
-                coalesce((SELECT sum(docs) FROM vmem_fts_stats WHERE tier = %(tier)s), 0),
-                coalesce((SELECT sum(tokens) FROM vmem_fts_stats WHERE tier = %(tier)s), 0),
                 coalesce((SELECT xid FROM vmem_fts_horizon WHERE tier = %(tier)s), '0'::xid8)
                     <= pg_snapshot_xmin(%(since)s::pg_snapshot)
                 AND pg_snapshot_xmax(%(since)s::pg_snapshot)
                     <= pg_snapshot_xmax(pg_current_snapshot()),
-                (SELECT json_agg(json_build_array(c.doc, p.length, p.terms, p.tfs,
+                (SELECT json_agg(json_build_array(c.doc, d.length, p.terms, p.tfs,
                                                   d.scope::text, {hidden}))
                  FROM (SELECT DISTINCT doc FROM vmem_fts_changes WHERE tier = %(tier)s
                        AND xid >= pg_snapshot_xmin(%(since)s::pg_snapshot)
                        AND NOT pg_visible_in_snapshot(xid, %(since)s::pg_snapshot)) AS c
                  LEFT JOIN {tier} AS d ON d.id = c.doc
-                 CROSS JOIN LATERAL (SELECT min(length) AS length, array_agg(term) AS terms,
-                                            array_agg(tf) AS tfs
+                 CROSS JOIN LATERAL (SELECT array_agg(term) AS terms, array_agg(tf) AS tfs
                                      FROM {postings} WHERE doc = c.doc) AS p)""",
             {"tier": tier, "since": self._snapshot})
         missing = [term for term in terms if term not in self._postings]
         loading = self._ask_postings(conn, missing) if missing else None
-        snapshot, docs, tokens, current, changed = refreshed.fetchone()
+        snapshot, current, changed = refreshed.fetchone()
         if not current or self._size + sum(
                 view._size for view in self._views.values()) > self.max_postings:
             self._snapshot = None  # matches nothing until refilled: a failure here reloads
@@ -203,6 +204,7 @@ class PgSearchCache(PostingsCache):
                 f"SELECT array_agg(id), array_agg(length), array_agg(scope::text), "
                 f"array_agg({hidden}) FROM {tier} AS d WHERE length IS NOT NULL").fetchone()
             self._lengths = dict(zip(ids or (), lengths or (), strict=True))
+            self._tokens = sum(self._lengths.values())
             for doc, scope, hide in zip(ids or (), scopes or (), hides or (), strict=True):
                 self._place(doc, scope, hide)
         else:
@@ -210,8 +212,9 @@ class PgSearchCache(PostingsCache):
                 self._displace(doc)
                 if length is not None:
                     self._place(doc, scope, hide)  # first: its scope's view is updated too
-                    self._add_doc(doc, dict(zip(names, tfs, strict=True)), length)
-        self._docs, self._tokens, self._snapshot = int(docs), int(tokens), snapshot
+                    self._add_doc(doc, dict(zip(names or (), tfs or (), strict=True)), length)
+                    self._tokens += length
+        self._docs, self._snapshot = len(self._lengths), snapshot
         if loading is not None:
             self._keep_all(loading, missing)
         dropped = [term for term in terms if term not in self._postings]  # by a reload
@@ -233,6 +236,7 @@ class PgSearchCache(PostingsCache):
     def _displace(self, doc: int) -> None:
         """Forget a doc (its postings, length, scope, hidden mark) if it is cached."""
         if doc in self._lengths:  # else new here: in no cached postings yet
+            self._tokens -= self._lengths[doc]
             self._remove_doc(doc)
         if doc in self._scope_of:
             self._members[self._scope_of.pop(doc)].discard(doc)

@@ -83,12 +83,13 @@ CHANGES_DDL = ("""CREATE TABLE vmem_fts_changes (
         RETURN NULL;
     END $$""")
 
-# Schema version 4: updates that change which searches keep a row are logged too.
+# Schema version 4: updates that change which searches keep a row, or its length (a
+# document with no terms has no postings to log), are logged too.
 ROWS_DDL = ("""CREATE FUNCTION vmem_rows_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN  -- only a changed scope or invalid_at (archival's; NULL elsewhere) is logged
+    BEGIN  -- only a changed scope, length or invalid_at (archival's; NULL elsewhere)
         INSERT INTO vmem_fts_changes (tier, doc)
         SELECT DISTINCT TG_ARGV[0], n.id FROM new_rows AS n JOIN old_rows AS o USING (id)
-        WHERE n.scope IS DISTINCT FROM o.scope
+        WHERE n.scope IS DISTINCT FROM o.scope OR n.length IS DISTINCT FROM o.length
            OR to_jsonb(n) -> 'invalid_at' IS DISTINCT FROM to_jsonb(o) -> 'invalid_at';
         RETURN NULL;
     END $$""",)
@@ -137,7 +138,7 @@ class PgIndex:
 
     def row_tracking_ddl(self) -> tuple[str, ...]:
         """The trigger (schema version 4) that logs, in `vmem_fts_changes`, each row of the
-        docs table whose scope or `invalid_at` an update changed."""
+        docs table whose scope, length or `invalid_at` an update changed."""
         return (f"CREATE TRIGGER {self.docs}_update AFTER UPDATE ON {self.docs} "
                 "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT "
                 f"EXECUTE FUNCTION vmem_rows_changed('{self.docs}')",)
@@ -146,7 +147,8 @@ class PgIndex:
     def insert_indexed(self, conn: psycopg.Connection, columns: Sequence[str],
                        values: Sequence[Any], text: str) -> int:
         """Insert a row (`columns` = `values`) into the docs table and index `text` as its
-        document, in one statement; return the row's id."""
+        document, in one statement; return the row's id. A document without terms writes
+        no postings, so the statement logs it in `vmem_fts_changes` itself."""
         terms = analyze(text)
         counts = Counter(terms)
         row = conn.execute(
@@ -157,11 +159,13 @@ class PgIndex:
                 INSERT INTO {self.postings} (term, doc, tf, length)
                 SELECT term, doc.id, tf, %s
                 FROM doc, unnest(%s::text[], %s::int[]) AS u(term, tf)),
+            logged AS (INSERT INTO vmem_fts_changes (tier, doc)
+                       SELECT %s, doc.id FROM doc WHERE %s),
             stats AS (INSERT INTO vmem_fts_stats (tier, docs, tokens) VALUES (%s, 1, %s)
                       RETURNING id)
             SELECT doc.id, stats.id FROM doc, stats""",
             (*values, len(terms), len(terms), list(counts), list(counts.values()), self.docs,
-             len(terms))).fetchone()
+             not terms, self.docs, len(terms))).fetchone()
         self._compact_now_and_then(conn, row[1])
         return row[0]
 
