@@ -172,8 +172,9 @@ class PostgresBackend:
             if not scored:
                 return Ranked(total)
             ids = tuple(hit.doc for hit in scored)
-            loaded = self.records(Filter(ids=ids)) if tier == "archival" \
-                else self.messages(Filter(ids=ids))
+            # Sent here, read after the snapshot ends: its COMMIT goes with this query.
+            rows = self._select(tier, Filter(ids=ids))
+        loaded = map(_record if tier == "archival" else _message, rows)
         by_id: dict[int, Any] = {value.id: value for value in loaded}
         return Ranked(total, tuple(Hit(by_id[hit.doc], hit.score, hit.parts)
                                    for hit in scored))
@@ -222,10 +223,15 @@ class PostgresBackend:
         return new_id
 
     def records(self, where: Filter) -> list[Record]:
+        return [_record(row) for row in self._select("archival", where)]
+
+    def _select(self, tier: Tier, where: Filter) -> psycopg.Cursor:
+        """The query of the records or messages `where` keeps, in id order (sent; its rows
+        are read from the cursor)."""
         sql, params = _where(where)
-        rows = self.conn.execute(f"SELECT {_RECORD_COLUMNS} FROM archival AS d WHERE {sql} "
+        columns = _RECORD_COLUMNS if tier == "archival" else _MESSAGE_COLUMNS
+        return self.conn.execute(f"SELECT {columns} FROM {_TABLES[tier]} AS d WHERE {sql} "
                                  "ORDER BY d.id", params)
-        return [_record(row) for row in rows]
 
     def delete_record(self, record_id: int, where: Filter) -> bool:
         with self.conn.transaction():
@@ -261,10 +267,7 @@ class PostgresBackend:
         return message_id
 
     def messages(self, where: Filter) -> list[Message]:
-        sql, params = _where(where)
-        rows = self.conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages AS d "
-                                 f"WHERE {sql} ORDER BY d.id", params)
-        return [_message(row) for row in rows]
+        return [_message(row) for row in self._select("recall", where)]
 
     def latest_message(self, scope: Scope, roles: Sequence[str]) -> Message | None:
         sql, params = _where(Filter(roles=tuple(roles)))
