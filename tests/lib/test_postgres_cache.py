@@ -21,8 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vmem.archival import ArchivalStore
+from vmem.bm25 import analyze
 from vmem.clock import StepClock
-from vmem.storage import postgres_search
+from vmem.storage import postgres_schema, postgres_search
 
 WORDS = [f"w{i}" for i in range(12)] + ["Café", "東京"]
 ZIPF = [word for i, word in enumerate(WORDS) for _ in range(max(1, 12 // (i + 1)))]
@@ -206,3 +207,131 @@ def test_interleaved_writers_and_filters_match_ranking_in_sql(postgres_server, o
             store.backend.close()
         with psycopg.connect(postgres_server.url, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+# --- one database, many agents: what the cache knows of each row's scope and mark -----
+def _scoped(url: str, agent: str) -> ArchivalStore:
+    return ArchivalStore(url, scope={"agent_id": agent})
+
+
+def test_a_scopes_search_stays_exact_while_other_scopes_write(postgres_url):
+    """The reader ranks its scope from that scope's own postings; idf and avgdl count
+    every scope, and other scopes' writes (which change them) are seen at once."""
+    mine, other, third = (_scoped(postgres_url, name) for name in ("a1", "a2", "a3"))
+    reader, reference = ArchivalStore(postgres_url), _uncached(postgres_url)
+    try:
+        kept = [mine.insert(f"w1 w2 mine {i}" + " w1" * (i % 3)) for i in range(8)]
+        theirs = [other.insert(f"w1 w3 theirs {i}" + " w3" * i) for i in range(8)]
+        for query in ("w1", "w1 w2 w3", "theirs w3"):
+            _assert_same(reader, reference, query, scope={"agent_id": "a1"})
+        assert mine.search("theirs").total == 0  # never another scope's rows
+        for i in range(6):  # each changes N, avgdl and w1's document count
+            theirs.append(other.insert("w1 " * (i + 1) + "more of theirs"))
+            third.insert(f"w2 w1 third {i}")
+            if i % 2:
+                other.delete(theirs.pop(0))
+            else:
+                other.invalidate(theirs.pop(0))
+            kept.append(mine.insert(f"w1 mine again {i}"))
+            for query in ("w1", "w1 w2", "mine w3"):
+                _assert_same(reader, reference, query, scope={"agent_id": "a1"})
+                _assert_same(reader, reference, query, scope={"agent_id": "a2"})
+            _assert_same(mine, reference, "w1 mine", scope={"agent_id": "a1"})
+        mine.invalidate(kept[0])
+        _assert_same(reader, reference, "w1 mine", scope={"agent_id": "a1"})
+        _assert_same(reader, reference, "w1 mine", scope={"agent_id": "a1"},
+                     include_invalid=True)
+        _assert_same(reader, reference, "w1 w2 w3")  # every scope
+    finally:
+        for store in (mine, other, third, reader, reference):
+            store.backend.close()
+
+
+def test_updates_by_hand_of_a_rows_scope_or_mark_are_seen(stores):
+    """Updates that bypass vmem (another tool, a migration by hand) reach every cache
+    through the trigger on the docs table (schema version 4)."""
+    reader, writer, reference = stores
+    first = writer.insert("w9 moved later", scope={"agent_id": "a1"})
+    second = writer.insert("w9 w9 stays", scope={"agent_id": "a1"})
+    writer.insert("w9 elsewhere", scope={"agent_id": "a2"})
+    assert reader.search("w9", scope={"agent_id": "a1"}).ids == [second, first]
+    conn = writer.backend.conn
+    conn.execute("UPDATE archival SET scope = '{\"agent_id\": \"a2\"}' WHERE id = %s", (first,))
+    conn.execute("UPDATE archival SET invalid_at = now() WHERE id = %s", (second,))
+    assert reader.search("w9", scope={"agent_id": "a1"}).total == 0
+    assert first in reader.search("w9", scope={"agent_id": "a2"}).ids
+    for filters in ({"scope": {"agent_id": "a2"}}, {"include_invalid": True}, {}):
+        _assert_same(reader, reference, "w9 moved", **filters)
+
+
+def test_documents_without_terms_are_counted_as_the_statistics_count_them(stores):
+    """N and avgdl come from the cached lengths: a document of stop words only (no
+    postings to log) must still reach every cache, when added and when removed."""
+    reader, writer, reference = stores
+    writer.insert("w13 first")
+    _assert_same(reader, reference, "w13")
+    empty = writer.insert("the of and it is")
+    _assert_same(reader, reference, "w13 first")
+    writer.delete(empty)
+    _assert_same(reader, reference, "w13 first")
+
+
+def test_a_version_3_schema_is_migrated_and_then_logs_updates(postgres_url):
+    with psycopg.connect(postgres_url, autocommit=True) as conn, conn.transaction():
+        for migration in postgres_schema.MIGRATIONS[:3]:
+            for statement in migration:
+                conn.execute(statement)
+        conn.execute("INSERT INTO vmem_meta VALUES ('application', 'vmem'), "
+                     "('schema_version', '3')")
+    writer, reader = ArchivalStore(postgres_url), ArchivalStore(postgres_url)
+    try:
+        assert reader.backend.schema_version() == postgres_schema.SCHEMA_VERSION == 4
+        doc = writer.insert("w10 soon invalid")
+        assert reader.search("w10").ids == [doc]
+        writer.backend.conn.execute("UPDATE archival SET invalid_at = now()")
+        assert reader.search("w10").total == 0
+    finally:
+        writer.backend.close()
+        reader.backend.close()
+
+
+def test_a_failed_search_leaves_the_connection_usable(stores, monkeypatch):
+    """A search's snapshot runs in pipeline mode; after an error there, it is rolled
+    back, so the next search on the same connection works."""
+    reader, writer, reference = stores
+    writer.insert("w11 text")
+    cache = reader.backend.caches["archival"]
+    with monkeypatch.context() as patch:
+        patch.setattr(cache, "hidden", "d.no_such_column IS NOT NULL")
+        with pytest.raises(psycopg.errors.UndefinedColumn):
+            reader.search("w11")
+    assert reader.backend.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    _assert_same(reader, reference, "w11 text")
+
+
+def test_writers_compacting_in_long_transactions_never_wait_for_each_other(
+        stores, monkeypatch):
+    """Folding the statistics deletes their rows: a second writer folding while the
+    first one's transaction is open would wait for it (and two could deadlock). It
+    skips the fold instead; the sums stay exact."""
+    _, writer, reference = stores
+    other = ArchivalStore(writer.backend.url)
+    monkeypatch.setattr(postgres_search, "COMPACT_EVERY", 2)
+    try:
+        for i in range(3):
+            writer.insert(f"w12 committed {i}")
+        other.backend.conn.execute("SET lock_timeout = '2s'")
+        with writer.backend.transaction():
+            writer.insert("w12 first open")
+            writer.insert("w12 first open again")  # one of these two folded
+            with other.backend.transaction():
+                for i in range(4):  # would fold too, and wait for the first writer
+                    other.insert(f"w12 second open {i}")
+        assert reference.search("w12", top_k=20).total == 9
+        docs, tokens = writer.backend.conn.execute(
+            "SELECT sum(docs), sum(tokens) FROM vmem_fts_stats WHERE tier = 'archival'"
+        ).fetchone()
+        assert (docs, tokens) == (9, sum(len(analyze(record.text))
+                                          for record in reference.records()))
+    finally:
+        other.backend.close()

@@ -24,7 +24,7 @@ import json
 import os
 import socket
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
@@ -37,13 +37,14 @@ from ..errors import AgentLockedError, StoreError, StoreFormatError
 from ..messages import Hit, Message, Record
 from ..ranking import INDEX_VERSION, indexed_texts
 from ..store import from_json, to_json
-from .base import Filter, Ranked, Scope, Tier, ids_in, scopes_to_forget
+from .base import Filter, Ranked, Scope, Tier, scopes_to_forget
 from .postgres_cache import PgSearchCache
 from .postgres_schema import INDEXES, connect, lock_key, safe_url, schema_version
 
 LOCK_WAIT_MS = 1000
 _HIDDEN = "d.invalid_at IS NOT NULL"  # archival rows hidden by default (few; indexed)
 _TABLES: dict[Tier, str] = {"archival": "archival", "recall": "messages"}
+_TIERS: dict[str, Tier] = {table: tier for tier, table in _TABLES.items()}
 _RECORD_COLUMNS = ("d.id, d.text, d.tags, d.scope, d.session_id, d.turn_id, d.source_url, "
                    "d.created_at, d.source, d.flagged, d.flag_reasons, d.invalid_at, "
                    "d.superseded_by")
@@ -76,12 +77,24 @@ class PostgresBackend:
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
-        if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        if not self._idle():
             yield  # the caller's transaction is the snapshot
             return
-        with self.conn.transaction():
-            self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            yield
+        # One statement opens it (not BEGIN, then SET TRANSACTION), in pipeline mode: the
+        # BEGIN goes with the first query and the COMMIT needs no wait of its own, so a
+        # search waits for the server once per query it reads, not once per statement.
+        try:
+            with self.conn.pipeline():
+                self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                yield
+                self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.rollback()  # out of the pipeline: after an error it runs nothing
+            raise
+
+    def _idle(self) -> bool:
+        """Whether no transaction is open on the connection (each statement commits)."""
+        return self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
 
     @contextmanager
     def damaged(self, where: str) -> Iterator[None]:
@@ -140,16 +153,18 @@ class PostgresBackend:
     def search(self, tier: Tier, terms: Sequence[str], where: Filter, limit: int,
                offset: int) -> Ranked:
         # The cache serves a snapshot of its own, never a caller's transaction (which may
-        # hold uncommitted writes); PgIndex ranks the rest, identically.
-        own = self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        # hold uncommitted writes); PgIndex ranks the rest, identically. It knows each
+        # row's scope and whether it is invalid: only other conditions are asked in SQL.
+        own = self._idle()
         with self.snapshot():  # rank, load and explain the same state of the database
-            visible, params = _where(replace(where, include_invalid=True, exclude=()))
-            hidden = [*([] if where.include_invalid else [_HIDDEN]),
-                      *([ids_in(where.exclude)] if where.exclude else [])]
-            found = self.caches[tier].search(
-                self.conn, terms, visible, params,
-                " OR ".join(f"({each})" for each in hidden) or None, limit, offset) \
-                if own else None
+            found = None
+            if own:
+                visible = replace(where, include_invalid=True, exclude=())
+                sql, params = (None, []) if replace(visible, scope=None) == Filter() \
+                    else _where(visible)
+                found = self.caches[tier].search(
+                    self.conn, terms, where.scope, sql, params, where.include_invalid,
+                    where.exclude, limit, offset)
             if found is None:
                 sql, params = _where(where)
                 found = INDEXES[tier].search(self.conn, terms, sql, params, limit, offset)
@@ -157,8 +172,9 @@ class PostgresBackend:
             if not scored:
                 return Ranked(total)
             ids = tuple(hit.doc for hit in scored)
-            loaded = self.records(Filter(ids=ids)) if tier == "archival" \
-                else self.messages(Filter(ids=ids))
+            # Sent here, read after the snapshot ends: its COMMIT goes with this query.
+            rows = self._select(tier, Filter(ids=ids))
+        loaded = map(_record if tier == "archival" else _message, rows)
         by_id: dict[int, Any] = {value.id: value for value in loaded}
         return Ranked(total, tuple(Hit(by_id[hit.doc], hit.score, hit.parts)
                                    for hit in scored))
@@ -178,31 +194,44 @@ class PostgresBackend:
                   record.session_id, record.turn_id, record.source_url, record.created_at,
                   record.source, bool(record.flagged), to_json(list(record.flag_reasons)))
         try:
-            with self.conn.transaction():
-                record_id = self._insert("archival", columns, values, record.id)
-                INDEXES["archival"].add(self.conn, record_id, record.text)
+            return self._insert("archival", columns, values, record.id, record.text)
         except psycopg.errors.UniqueViolation as exc:
             raise StoreError(f"archival record {record.id} already exists") from exc
-        return record_id
 
-    def _insert(self, table: str, columns: str, values: tuple, row_id: int | None) -> int:
-        """Insert one row and return its id: `row_id` when given (later ids continue
-        after it), else the next of the table's identity sequence."""
+    def _insert(self, table: str, columns: str, values: tuple, row_id: int | None,
+                document: str | None = None) -> int:
+        """Insert one row, indexed with `document` unless None, and return its id:
+        `row_id` when given (later ids continue after it), else the next of the table's
+        identity sequence. A new row without a caller's transaction is one statement,
+        atomic on its own; else it runs in a transaction (a savepoint in the caller's, so
+        a refused row leaves the caller's transaction usable)."""
+        names = [name.strip() for name in columns.split(",")]
         if row_id is not None:
-            columns, values = f"id, {columns}", (row_id, *values)
-        new_id = self.conn.execute(
-            f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(values))}) "
-            "RETURNING id", values).fetchone()[0]
-        if row_id is not None:
-            self.conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
-                              f"(SELECT max(id) FROM {table}))")
+            names, values = ["id", *names], (row_id, *values)
+        with self.conn.transaction() if row_id is not None or not self._idle() \
+                else nullcontext():
+            if document is None:
+                new_id = self.conn.execute(
+                    f"INSERT INTO {table} ({', '.join(names)}) VALUES "
+                    f"({', '.join(['%s'] * len(values))}) RETURNING id", values).fetchone()[0]
+            else:
+                new_id = INDEXES[_TIERS[table]].insert_indexed(self.conn, names, values,
+                                                               document)
+            if row_id is not None:
+                self.conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                                  f"(SELECT max(id) FROM {table}))")
         return new_id
 
     def records(self, where: Filter) -> list[Record]:
+        return [_record(row) for row in self._select("archival", where)]
+
+    def _select(self, tier: Tier, where: Filter) -> psycopg.Cursor:
+        """The query of the records or messages `where` keeps, in id order (sent; its rows
+        are read from the cursor)."""
         sql, params = _where(where)
-        rows = self.conn.execute(f"SELECT {_RECORD_COLUMNS} FROM archival AS d WHERE {sql} "
+        columns = _RECORD_COLUMNS if tier == "archival" else _MESSAGE_COLUMNS
+        return self.conn.execute(f"SELECT {columns} FROM {_TABLES[tier]} AS d WHERE {sql} "
                                  "ORDER BY d.id", params)
-        return [_record(row) for row in rows]
 
     def delete_record(self, record_id: int, where: Filter) -> bool:
         with self.conn.transaction():
@@ -228,22 +257,17 @@ class PostgresBackend:
                   message.turn, message.created_at,
                   None if message.tool_calls is None else to_json(message.tool_calls),
                   message.tool_call_id, to_json(message.meta), Jsonb(dict(scope)))
+        if document is not None:
+            _refuse_nul("the message's indexed text", document)
         try:
-            with self.conn.transaction():
-                message_id = self._insert("messages", columns, values, message.id)
-                if document is not None:
-                    _refuse_nul("the message's indexed text", document)
-                    INDEXES["recall"].add(self.conn, message_id, document)
+            message_id = self._insert("messages", columns, values, message.id, document)
         except psycopg.errors.UniqueViolation as exc:
             raise StoreError(f"message {message.id} is already in recall storage; "
                              "store a new Message (without an id) instead") from exc
         return message_id
 
     def messages(self, where: Filter) -> list[Message]:
-        sql, params = _where(where)
-        rows = self.conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages AS d "
-                                 f"WHERE {sql} ORDER BY d.id", params)
-        return [_message(row) for row in rows]
+        return [_message(row) for row in self._select("recall", where)]
 
     def latest_message(self, scope: Scope, roles: Sequence[str]) -> Message | None:
         sql, params = _where(Filter(roles=tuple(roles)))
@@ -261,9 +285,8 @@ class PostgresBackend:
     # --- one agent: sessions, core memory, the context's state ------------------------
     def start_session(self, scope: Scope, at: datetime, session_id: int | None = None) -> int:
         try:
-            with self.conn.transaction():
-                return self._insert("sessions", "scope, started_at", (to_json(dict(scope)), at),
-                                    session_id)
+            return self._insert("sessions", "scope, started_at", (to_json(dict(scope)), at),
+                                session_id)
         except psycopg.errors.UniqueViolation as exc:
             raise StoreError(f"session {session_id} already exists") from exc
 
@@ -356,7 +379,8 @@ class PostgresBackend:
 
 def new_caches() -> dict[Tier, PgSearchCache]:
     """One search cache per tier, for the backends of one process on one database."""
-    return {tier: PgSearchCache(index) for tier, index in INDEXES.items()}
+    return {tier: PgSearchCache(index, hidden=_HIDDEN if tier == "archival" else None)
+            for tier, index in INDEXES.items()}
 
 
 def count_sessions(url: str) -> int:

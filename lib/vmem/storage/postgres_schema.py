@@ -19,7 +19,7 @@ import hashlib
 import psycopg
 
 from ..errors import StoreError, StoreFormatError
-from .postgres_search import CHANGES_DDL, STATS_DDL, PgIndex
+from .postgres_search import CHANGES_DDL, ROWS_DDL, STATS_DDL, PgIndex
 
 APPLICATION = "vmem"
 INDEXES = {"archival": PgIndex("archival"), "recall": PgIndex("messages")}
@@ -93,8 +93,13 @@ SCHEMA_V3: tuple[str, ...] = (
     "CREATE INDEX messages_scope_id ON messages (scope, id)",
 )
 
+# Version 4: updates of a row's scope or invalid_at are logged too, so the search cache
+# knows each row's scope and whether it is hidden without asking at every search.
+SCHEMA_V4: tuple[str, ...] = (*ROWS_DDL, *INDEXES["archival"].row_tracking_ddl(),
+                              *INDEXES["recall"].row_tracking_ddl())
+
 # MIGRATIONS[v] takes a schema from version v to v + 1 (version 0 = empty).
-MIGRATIONS: tuple[tuple[str, ...], ...] = (SCHEMA_V1, SCHEMA_V2, SCHEMA_V3)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -15,8 +15,11 @@ written in the same transaction as the row it indexes:
   their terms, as rows of changes (+1 document and its terms, or -1) summed when read.
   Writers only append, so they never wait for each other nor deadlock on it (one row
   per tier, updated by every write of every agent in the database, would serialise
-  them all). Every `COMPACT_EVERY` rows a writer folds a tier's rows into one; two
-  folding at once each fold only the rows they deleted, so the sum stays exact.
+  them all). Every `COMPACT_EVERY` rows a writer folds a tier's rows into one (the sum
+  stays exact) and prunes the change log, if no other transaction is compacting that
+  tier (a transaction-scoped advisory lock, tried, never waited for): two writers
+  folding at once, each in a long transaction, would wait for each other's deleted
+  rows, and could deadlock.
 
 The terms are `vmem.bm25.analyze`'s, as for FTS5, and the statistics cover every row
 of the tier (every scope, as in an SQLite file), so N, avgdl and each term's document
@@ -30,7 +33,13 @@ order and scores to the last bit, whatever order PostgreSQL summed in.
 
 This is the reference ranking, and the one used inside a caller's transaction; a search
 in a snapshot of its own is served by `vmem.storage.postgres_cache` (same page, far
-fewer rows scored), which reads the change log that `tracking_ddl`'s triggers write.
+fewer rows scored), which reads the change log that `tracking_ddl`'s triggers write
+(postings inserted or deleted) and, from schema version 4, `row_tracking_ddl`'s (a
+row's scope or `invalid_at` changed: which searches keep it).
+
+A new row is stored and indexed by one statement (`insert_indexed`): the row, its
+postings and its statistics row, so outside a transaction it needs no BEGIN and COMMIT
+(a single statement is atomic) and costs one round trip to the server.
 """
 
 from __future__ import annotations
@@ -74,6 +83,17 @@ CHANGES_DDL = ("""CREATE TABLE vmem_fts_changes (
         RETURN NULL;
     END $$""")
 
+# Schema version 4: updates that change which searches keep a row, or its length (a
+# document with no terms has no postings to log), are logged too.
+ROWS_DDL = ("""CREATE FUNCTION vmem_rows_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN  -- only a changed scope, length or invalid_at (archival's; NULL elsewhere)
+        INSERT INTO vmem_fts_changes (tier, doc)
+        SELECT DISTINCT TG_ARGV[0], n.id FROM new_rows AS n JOIN old_rows AS o USING (id)
+        WHERE n.scope IS DISTINCT FROM o.scope OR n.length IS DISTINCT FROM o.length
+           OR to_jsonb(n) -> 'invalid_at' IS DISTINCT FROM to_jsonb(o) -> 'invalid_at';
+        RETURN NULL;
+    END $$""",)
+
 
 @dataclass(frozen=True)
 class Scored:
@@ -116,7 +136,39 @@ class PgIndex:
             f"CREATE TRIGGER {self.postings}_truncate AFTER TRUNCATE ON {self.postings} "
             f"FOR EACH STATEMENT EXECUTE FUNCTION vmem_fts_emptied('{self.docs}')",)
 
+    def row_tracking_ddl(self) -> tuple[str, ...]:
+        """The trigger (schema version 4) that logs, in `vmem_fts_changes`, each row of the
+        docs table whose scope, length or `invalid_at` an update changed."""
+        return (f"CREATE TRIGGER {self.docs}_update AFTER UPDATE ON {self.docs} "
+                "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT "
+                f"EXECUTE FUNCTION vmem_rows_changed('{self.docs}')",)
+
     # --- writing (inside the caller's transaction) ---------------------------------
+    def insert_indexed(self, conn: psycopg.Connection, columns: Sequence[str],
+                       values: Sequence[Any], text: str) -> int:
+        """Insert a row (`columns` = `values`) into the docs table and index `text` as its
+        document, in one statement; return the row's id. A document without terms writes
+        no postings, so the statement logs it in `vmem_fts_changes` itself."""
+        terms = analyze(text)
+        counts = Counter(terms)
+        row = conn.execute(
+            f"""WITH doc AS (
+                INSERT INTO {self.docs} ({', '.join(columns)}, length)
+                VALUES ({', '.join(['%s'] * len(values))}, %s) RETURNING id),
+            postings AS (
+                INSERT INTO {self.postings} (term, doc, tf, length)
+                SELECT term, doc.id, tf, %s
+                FROM doc, unnest(%s::text[], %s::int[]) AS u(term, tf)),
+            logged AS (INSERT INTO vmem_fts_changes (tier, doc)
+                       SELECT %s, doc.id FROM doc WHERE %s),
+            stats AS (INSERT INTO vmem_fts_stats (tier, docs, tokens) VALUES (%s, 1, %s)
+                      RETURNING id)
+            SELECT doc.id, stats.id FROM doc, stats""",
+            (*values, len(terms), len(terms), list(counts), list(counts.values()), self.docs,
+             not terms, self.docs, len(terms))).fetchone()
+        self._compact_now_and_then(conn, row[1])
+        return row[0]
+
     def add(self, conn: psycopg.Connection, doc: int, text: str) -> None:
         """Index a stored document's text: its postings, its length, the statistics."""
         terms = analyze(text)
@@ -142,7 +194,21 @@ class PgIndex:
         """Run a write that appends one row of changes to the statistics; every
         `COMPACT_EVERY` rows, fold the tier's rows into one."""
         row = conn.execute(statement, params).fetchone()
-        if row is not None and row[0] % COMPACT_EVERY == 0:
+        if row is not None:
+            self._compact_now_and_then(conn, row[0])
+
+    def _compact_now_and_then(self, conn: psycopg.Connection, stats_id: int) -> None:
+        """When the statistics row just appended is the `COMPACT_EVERY`th, fold the tier's
+        rows into one and prune the change log, unless another transaction is doing so
+        (then a later write will). In a transaction of its own when the write had none:
+        a fold is exact whenever it runs."""
+        if stats_id % COMPACT_EVERY:
+            return
+        with conn.transaction():
+            if not conn.execute(
+                    "SELECT pg_try_advisory_xact_lock(hashtext('vmem fts compact'), "
+                    "hashtext(current_schema() || '.' || %s))", (self.docs,)).fetchone()[0]:
+                return
             conn.execute("""WITH gone AS (DELETE FROM vmem_fts_stats WHERE tier = %s
                                           RETURNING docs, tokens)
                 INSERT INTO vmem_fts_stats (tier, docs, tokens)

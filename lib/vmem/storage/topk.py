@@ -108,13 +108,16 @@ class PostingsCache:
 
     # --- ranking -------------------------------------------------------------------
     def _rank(self, terms: Sequence[str], postings: dict[str, dict[int, int]], filtered: bool,
-              hidden: set[int], keep: Callable[[set[int]], set[int]], limit: int, offset: int
+              hidden: set[int], keep: Callable[[set[int]], set[int]], limit: int, offset: int,
+              df: Mapping[str, int] | None = None
               ) -> tuple[int, list[tuple[int, float]], dict[str, float]]:
         """(matching kept rows, one page of (rowid, score) best first, idf per term) for
         `terms`, whose `postings` are cached; `keep` filters rowids (`filtered`: it does
-        more than drop the `hidden` rows)."""
+        more than drop the `hidden` rows). `df`: each term's document count when the
+        postings are only part of the index (default: their sizes)."""
         docs = self._docs or 0
-        idf = {term: fts5_idf(docs, len(rows)) for term, rows in postings.items()}
+        idf = {term: fts5_idf(docs, len(rows) if df is None else df[term])
+               for term, rows in postings.items()}
         total = self._count(postings, filtered, hidden, keep)
         if not total:
             return 0, [], idf
