@@ -17,7 +17,9 @@ mode with `synchronous=NORMAL` (a commit survives the process, not a power cut).
 - **Agents**: N agents in N processes, each doing the agent pattern (one durable insert,
   its own committed transaction, then one search of its own scope) for `--rounds`
   rounds, on one PostgreSQL database or in N SQLite files; total rounds per second,
-  beside one agent alone on the same backend.
+  beside one agent alone on the same backend. A third row puts each PostgreSQL agent in
+  a schema of its own, sharing nothing (no statistics, no change log): the gap between
+  it and one database is what sharing costs, the gap to SQLite what a server costs.
 """
 
 from __future__ import annotations
@@ -140,7 +142,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         for name, one, many in (
                 ("SQLite (a file per agent)", [f"{folder}/solo.db"],
                  [f"{folder}/agent{n}.db" for n in range(args.agents)]),
-                ("PostgreSQL (one database)", [postgres()], [url] * args.agents)):
+                ("PostgreSQL (one database)", [postgres()], [url] * args.agents),
+                # sharing nothing (no statistics, no change log): what one database costs
+                ("PostgreSQL (a schema per agent)", [postgres()],
+                 [postgres() for _ in range(args.agents)])):
             alone = run_agents(one, args.rounds)
             together = run_agents(many, args.rounds)
             print(f"| {name} | {alone:.0f} | {together:.0f} | {together / alone:.2f}x |")

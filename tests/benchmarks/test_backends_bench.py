@@ -12,3 +12,4 @@ def test_the_backend_benchmark_runs_and_both_backends_agree(capsys, postgres_ser
     assert "| 300 | SQLite |" in out and "| 300 | PostgreSQL |" in out
     assert "the same on both backends: yes" in out
     assert "| SQLite (a file per agent) |" in out and "| PostgreSQL (one database) |" in out
+    assert "| PostgreSQL (a schema per agent) |" in out
