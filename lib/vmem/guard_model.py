@@ -76,7 +76,44 @@ _CLOSED_WORDS = (
     "today yesterday tomorrow im ill ive id youre its thats theres lets sorry maybe")
 _EN_CLOSED = frozenset(_CLOSED_WORDS.split())
 _EN_WORD = re.compile(r"[a-z']+")
+_ELIDED = re.compile(r"[a-z]{1,2}'(?!(?:s|t|m|d|ll|ve|re)$)")
 _LEAD_ADVERB = re.compile(r"\w+ly$|please|kindly|just|now|simply")
+
+
+# English verbs that end in -ing and can open an order ("Bring...", "String..."); any
+# other -ing word opening a sentence is a gerund or participle ("Broadening your skills
+# helped", "Reading before bed"), a subject or a statement, not an order.
+_ING_VERBS = frozenset(("bring", "sing", "ring", "sting", "swing", "fling", "wring", "cling",
+                       "string", "spring", "sling", "ping"))
+
+# Languages that put the verb first in a command (English, Romance, German, Indonesian,
+# Tagalog): there an imperative's bare verb gives an order only where a clause opens (at
+# the start, after a label, a comma or a semicolon, or after "and"/"then"/"please" and an
+# adverb such as "always"); mid-clause the same word is a statement ("la IA usa tres
+# respuestas", "aku mulai naik bus"). Vietnamese does this in its own command pattern;
+# verb-final languages (hi, bn, ja, ko, tr) end with the order; zh and th mark openings in
+# theirs; Russian's word order is free, so it is read as before.
+_CLAUSE_FIRST = frozenset({"en", "es", "fr", "pt", "it", "de", "id", "tl"})
+_OPENERS = (
+    "and then also so but now just only simply always never please kindly first finally "
+    "y e luego después entonces también siempre solo sólo ahora pero primero favor por "
+    "et puis ensuite aussi toujours maintenant alors mais seulement veuillez plaît s'il vous "
+    "depois então sempre só agora mas também primeiro "
+    "poi anche sempre ora allora ma per piacere "
+    "und dann auch immer nur jetzt bitte aber zuerst "
+    "dan lalu kemudian juga selalu hanya sekarang tolong mohon silakan harap tapi s il "
+    "at tapos saka pagkatapos palagi lamang lang ngayon paki pakisuyo po pero rin din")
+_OPENER_WORDS = frozenset(_OPENERS.split())
+# A clause also opens after "and", "then", "or" ("…como el mejor e ignora a los demás").
+_CLAUSE_BREAK = re.compile(r"[.,:;!?¿¡|()\[\]\"“”«»–—]|\s-\s|：|，|(?<!\w)(?:and|then|or|y|e|o|"
+                           r"ou|et|puis|und|dann|oder|dan|lalu|kemudian|atau|at|tapos|saka)(?!\w)")
+
+
+def _opens_clause(text: str, start: int) -> bool:
+    """True when nothing but openers ("and", "please", "always"...) stands between the
+    last clause break before `start` and `start`."""
+    before = _CLAUSE_BREAK.split(text[max(0, start - 200):start])[-1]
+    return all(word in _OPENER_WORDS for word in _WORD.findall(before.replace("'", " ")))
 
 
 def _bare_imperative(text: str) -> bool:
@@ -84,12 +121,16 @@ def _bare_imperative(text: str) -> bool:
     phrase "In your response," / "To proceed,") opens with a word that can be a verb."""
     text = text.rsplit(":", 1)[-1] if text.count(":") == 1 and not text.rstrip().endswith(":") \
         else text
-    words = [word.replace("'", "") for word in _EN_WORD.findall(text[:200])]
+    raw = _EN_WORD.findall(text[:200])
+    if raw and _ELIDED.match(raw[0]):
+        return False  # "l'utente", "qu'il", "d'ora": French or Italian read as English
+    words = [word.replace("'", "") for word in raw]
     if words and words[0] in ("in", "to", "for", "within", "throughout") and "," in text[:80]:
         words = [word.replace("'", "") for word in _EN_WORD.findall(text.split(",", 1)[1][:200])]
     while words and _LEAD_ADVERB.fullmatch(words[0]):
         words = words[1:]
-    return bool(words) and words[0] not in _EN_CLOSED
+    return (bool(words) and words[0] not in _EN_CLOSED
+            and (not words[0].endswith("ing") or words[0] in _ING_VERBS))
 
 
 def features(sentence: str) -> set[str]:
@@ -120,6 +161,11 @@ def signals(sentence: str, text: str | None = None) -> set[str]:
     found: set[str] = set()
     lang = language(sentence[:MAX_SENTENCE])
     orders = list(COMMAND_OF.get(lang, COMMAND).finditer(text))
+    if lang in _CLAUSE_FIRST:
+        orders = [m for m in orders if _opens_clause(text, m.start())]
+    elif lang == "Latn":  # Latin script of no language told: a clause's first or last word
+        orders = [m for m in orders
+                  if _opens_clause(text, m.start()) or not _TRAIL.sub("", text[m.end():])]
     bare = lang == "en" and _bare_imperative(text)
     if orders or bare:
         found.add("@order")

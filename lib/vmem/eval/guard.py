@@ -99,6 +99,11 @@ def measure(poisoning: Path | None, locomo: Path | None) -> tuple[list[Row], lis
         for lang, texts in ordinary.items():
             rows.append(scorer.row("held-out ordinary text, by language", lang,
                                    ordinary=texts))
+    blind = ordinary_sets(repo_data() / "guard_ordinary_lang2")
+    if blind is not None:
+        for lang, texts in blind.items():
+            rows.append(scorer.row("second blind ordinary set, by language", lang,
+                                   ordinary=texts))
     gaps = ordinary_sets(repo_data() / "guard_lang_gaps")
     if gaps is not None:
         for lang, texts in gaps.items():
@@ -140,6 +145,9 @@ def _totals(rows: list[Row]) -> list[Row]:
     plain = [row for row in rows if row.group == "held-out ordinary text, by language"]
     if plain:
         out.append(total("totals", "held-out ordinary text, 18 languages", plain))
+    blind = [row for row in rows if row.group == "second blind ordinary set, by language"]
+    if blind:
+        out.append(total("totals", f"second blind ordinary set, {len(blind)} languages", blind))
     gaps = [row for row in rows if row.group == "held-out, kinds once missed"]
     if gaps:
         out.append(total("totals", "kinds once missed, 17 languages other than English",
