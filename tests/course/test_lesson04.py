@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from verdicts import told_not_right
 
 from vmem import Block, CoreMemory
 from vmem.course.lesson_checks import l04
@@ -63,8 +64,7 @@ def test_the_reference_schema_passes(capsys):
 ])
 def test_a_wrong_schema_is_told_what_is_wrong(capsys, wrong, phrase):
     l04.check_schema(wrong)
-    line = capsys.readouterr().out
-    assert line.startswith("not right yet: ") and line.count("\n") == 1 and phrase in line
+    line = told_not_right(capsys, phrase)
     assert "using vmem's schema generator meanwhile" in line
 
 
@@ -124,8 +124,7 @@ def test_a_wrong_dispatcher_is_told_what_is_wrong_and_not_used(capsys, flip, phr
         return dispatcher(tools, name, arguments, **flip)
 
     assert l04.check_dispatcher(wrong) is l04.dispatch
-    line = capsys.readouterr().out
-    assert line.startswith("not right yet: ") and line.count("\n") == 1 and phrase in line, line
+    told_not_right(capsys, phrase)
 
 
 def test_a_dispatcher_that_wraps_good_results_is_rejected(capsys):
@@ -200,8 +199,7 @@ def test_vmems_wording_and_other_right_wordings_pass_and_are_used(capsys):
 ])
 def test_a_wrong_over_limit_message_is_told_what_is_wrong_and_not_used(capsys, wrong, phrase):
     assert l04.check_over_limit(wrong) is l04.over_limit_error
-    line = capsys.readouterr().out
-    assert line.startswith("not right yet: ") and line.count("\n") == 1 and phrase in line, line
+    line = told_not_right(capsys, phrase)
     assert "using vmem's over-limit message meanwhile" in line
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from verdicts import told_not_right
 
 from vmem import Message
 from vmem.course.lesson_checks import l05
@@ -137,9 +138,7 @@ def test_the_reference_decisions_pass_and_are_used(capsys, right):
 ])
 def test_a_wrong_decision_is_told_which_step_and_not_used(capsys, wrong, phrase):
     assert l05.check_decision(wrong) is l05.wants_another_step
-    line = capsys.readouterr().out
-    assert line.startswith("not right yet: ") and line.count("\n") == 1, line
-    assert phrase in line and "wants_another_step([" in line and ", but vmem.Agent " in line, line
+    told_not_right(capsys, phrase, "wants_another_step([", ", but vmem.Agent ")
 
 
 def test_a_decision_that_is_not_a_bool_is_told_so(capsys):
@@ -187,8 +186,7 @@ def test_a_wrong_loop_is_told_what_is_wrong_and_not_used(capsys, flip, phrase):
         return loop(memory, tools, policy, user_text, max_steps, **flip)
 
     assert l05.check_loop(wrong) is l05.kernel_loop
-    line = capsys.readouterr().out
-    assert line.startswith("not right yet: ") and line.count("\n") == 1 and phrase in line, line
+    told_not_right(capsys, phrase)
 
 
 def test_an_untouched_loop_stub_falls_back_to_vmem_with_one_line(capsys):

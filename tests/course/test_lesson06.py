@@ -11,6 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from verdicts import told_not_right
 
 from vmem import CoreMemory, MainContext
 from vmem.course.lesson_checks import l06
@@ -66,8 +67,7 @@ def test_vmems_answer_passes_and_is_used(capsys):
 ])
 def test_a_wrong_save_or_reopen_is_told_what_is_wrong_and_not_used(capsys, save, reopen, phrase):
     assert l06.check_persistence(save, reopen) == (l06.save_state, l06.reopen)
-    line = capsys.readouterr().out
-    assert line.startswith("not right yet: ") and line.count("\n") == 1 and phrase in line, line
+    told_not_right(capsys, phrase)
 
 
 def test_an_untouched_stub_falls_back_to_vmem_with_one_line(capsys):
@@ -155,8 +155,7 @@ def test_vmems_lookup_passes_and_is_used(capsys):
 ])
 def test_a_wrong_lookup_is_told_what_is_wrong_and_not_used(capsys, resolve, phrase):
     assert l06.check_citations(resolve) is l06.resolve_citations
-    line = capsys.readouterr().out
-    assert line.startswith("not right yet: ") and line.count("\n") == 1 and phrase in line, line
+    told_not_right(capsys, phrase)
 
 
 def test_an_untouched_lookup_stub_falls_back_to_vmem_with_one_line(capsys):

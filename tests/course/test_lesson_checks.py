@@ -13,11 +13,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from verdicts import told_not_right
 
 from vmem import count_tokens
 from vmem.bm25 import tokenize
 from vmem.course.lesson_checks import l02, l03
-from vmem.course.lesson_checks.common import verdict
 
 
 def stub(*args, **kwargs):
@@ -401,26 +401,22 @@ def test_each_check_has_at_least_five_wrong_answers(name):
 def test_a_wrong_answer_gets_one_line_and_vmems_part(name, label, wrong, capsys):
     check, fallback, _ = CHECKS[name]
     assert check(wrong) is fallback, label
-    out = capsys.readouterr().out
-    assert out.startswith("not right yet: ") and out.count("\n") == 1, out
+    out = told_not_right(capsys)
     assert "Traceback" not in out and "vmem/course" not in out
 
 
-def test_a_crash_in_learner_code_is_one_line_naming_it():
+def test_a_crash_in_learner_code_is_one_line_naming_it(capsys):
     def crashes(text):
         return {}[text]
-    line, chosen = verdict("count_tokens", crashes, count_tokens, l02._check_tokens)
-    assert chosen is count_tokens
-    assert line.startswith("not right yet: ") and "KeyError" in line and "crashes" in line
-    assert "\n" not in line
+    assert l02.check_tokens(crashes) is count_tokens
+    told_not_right(capsys, "KeyError", "crashes")
 
 
 @pytest.mark.parametrize("label", CITE_SAYS)
 def test_a_wrong_cite_is_told_where_its_line_differs(label, capsys):
     wrong, said = CITE_SAYS[label]
     assert l03.check_cite(wrong) is l03.cite
-    line = capsys.readouterr().out
-    assert line.startswith("not right yet: ") and line.count("\n") == 1 and said in line, line
+    told_not_right(capsys, said)
 
 
 def test_the_cite_check_covers_every_part_of_the_line():

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .checks.common import CheckFailed, learner_check
+from .checks.common import judged
 
 FOLDER = "my_parts"
 PLAIN_VALUES = (str, bytes, int, float, complex, bool, type(None), tuple, list, dict, set,
@@ -139,20 +139,28 @@ def _in_a_cell(function: types.FunctionType) -> bool:
     return entry is not None and len(entry) == 4 and entry[1] is None
 
 
-def _statement(obj: Any, cells: list[str]) -> str:
+def _parsed(sources: list[str]) -> list[tuple[str, ast.Module]]:
+    """(source, tree) of each source that parses (a cell with IPython magics does not)."""
+    found = []
+    for source in sources:
+        try:
+            found.append((source, ast.parse(source)))
+        except SyntaxError:
+            continue
+    return found
+
+
+def _statement(obj: Any, cells: list[tuple[str, ast.Module]]) -> str:
     """The `def` or `class` statement that defined `obj`, from its cell (or, for a class
     without methods, the newest cell that defines a class of that name)."""
     if inspect.isfunction(obj):
         return textwrap.dedent(inspect.getsource(obj))
-    functions = _functions(obj)
-    sources = [("".join(linecache.getlines(f.__code__.co_filename)),
-                {f.__code__.co_firstlineno}) for f in functions[:1]]
-    sources += [(cell, set()) for cell in reversed(cells)]
-    for source, lines in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
+    own = [("".join(linecache.getlines(f.__code__.co_filename)), {f.__code__.co_firstlineno})
+           for f in _functions(obj)[:1]]
+    sources = [(source, tree, lines) for (source, lines) in own
+               for _, tree in _parsed([source])]
+    sources += [(source, tree, set()) for source, tree in reversed(cells)]
+    for source, tree, lines in sources:
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name == obj.__name__ and \
                     (not lines or any(node.lineno <= n <= node.end_lineno for n in lines)):
@@ -162,14 +170,11 @@ def _statement(obj: Any, cells: list[str]) -> str:
     raise CannotKeep(f"the class statement of {obj.__name__} was not found")
 
 
-def _assignment(name: str, cells: list[str], calls: bool) -> ast.stmt | None:
+def _assignment(name: str, cells: list[tuple[str, ast.Module]],
+                calls: bool) -> ast.stmt | None:
     """The newest assignment of `name` in `cells`; with `calls` False only one whose value
     runs no call (so copying it cannot open a file or build a store twice)."""
-    for cell in reversed(cells):
-        try:
-            tree = ast.parse(cell)
-        except SyntaxError:
-            continue
+    for _, tree in reversed(cells):
         for node in reversed(tree.body):
             targets = node.targets if isinstance(node, ast.Assign) else \
                 [node.target] if isinstance(node, ast.AnnAssign) and node.value else []
@@ -197,6 +202,8 @@ def _import_line(name: str, obj: Any) -> str | None:
                                             getattr(obj, "__name__", None), name])
                   if isinstance(a, str) and a.isidentifier()]
     home = getattr(obj, "__module__", None)
+    if home == "__main__" and (inspect.isfunction(obj) or inspect.isclass(obj)):
+        return None  # the learner's own: copied, never looked for in other modules
     modules = [home] if isinstance(home, str) else []
     modules += sorted((m for m in list(sys.modules) if not any(
         part.startswith("_") for part in m.split("."))), key=lambda m: (m.count("."), m))
@@ -227,7 +234,7 @@ class _Module:
     the order they depend on each other, and the values it rebuilds (to compare)."""
 
     def __init__(self, namespace: dict[str, Any], cells: list[str]) -> None:
-        self.namespace, self.cells = namespace, cells
+        self.namespace, self.cells = namespace, _parsed(cells)
         self.imports: list[str] = []
         self.body: list[str] = []
         self.values: dict[str, Any] = {}
@@ -328,8 +335,8 @@ def _paths(stem: str, folder: Path | None) -> tuple[Path, Path]:
     return base.with_suffix(".py"), base.with_suffix(".why")
 
 
-def _run(source: str, name: str, filename: str) -> Any:
-    """Run a part's module source in a fresh module and return its `name`."""
+def _run(source: str, name: str, filename: str) -> types.ModuleType:
+    """Run a part's module source in a fresh module named after `name`; return it."""
     module = types.ModuleType(f"my_parts_{name}")
     module.__file__ = filename
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -340,13 +347,8 @@ def _run(source: str, name: str, filename: str) -> Any:
 
 def failure(check: Callable[[Any], str], part: Any) -> str | None:
     """Why `part` does not pass `check` (None when it passes), in a few words."""
-    try:
-        learner_check(check)(part)
-    except NotImplementedError:
-        return "not written yet"
-    except CheckFailed as failed:
-        return str(failed)
-    return None
+    passed, said = judged(check, part)
+    return None if passed else said
 
 
 def _note(stem: str, folder: Path | None, why: str) -> None:

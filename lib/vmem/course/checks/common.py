@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from ...signatures import bind, parse_arguments
+
 _VMEM = Path(__file__).resolve().parents[2]  # the vmem package
 # Frames in these are not the learner's: the standard library and installed packages.
 _LIBRARIES = tuple({Path(sysconfig.get_paths()[key]).resolve()
@@ -106,3 +108,34 @@ def raised(call: Callable[[], Any]) -> Exception | None:
     except Exception as exc:
         return exc
     return None
+
+
+def judged(check: Callable[[Any], str], part: Any) -> tuple[bool | None, str]:
+    """Run `check` on a learner's part: (True, its passing line), (False, the one line
+    that says what is wrong), or (None, "not written yet") for a stub."""
+    try:
+        return True, learner_check(check)(part)
+    except NotImplementedError:
+        return None, "not written yet"
+    except CheckFailed as failed:
+        return False, str(failed)
+
+
+def dispatched(tools: dict[str, Callable[..., Any]], name: Any,
+               arguments: Any) -> tuple[str | None, Any]:
+    """vmem's argument checks (`vmem.signatures`) over plain functions, the stand-in for
+    a learner's dispatcher: (None, the tool's result), or (kind, what was wrong) with kind
+    unknown_tool, invalid_json, bad_arguments or tool_error."""
+    if not isinstance(name, str) or name not in tools:
+        return "unknown_tool", f"no tool named {name!r:.40}; the tools are: " \
+            f"{', '.join(sorted(tools))}."
+    parsed = parse_arguments(arguments)
+    if isinstance(parsed, str):
+        return "invalid_json", parsed
+    problems, kwargs, _ = bind(name, tools[name], parsed)
+    if problems:
+        return "bad_arguments", " ".join(problems)
+    try:
+        return None, tools[name](**kwargs)
+    except Exception as error:  # the tool's failure is the model's news, not the loop's end
+        return "tool_error", f"{name} failed: {type(error).__name__}: {error}"

@@ -21,13 +21,11 @@ null allowed) to both, and a "did you mean" suggestion for a misspelt tool name.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
-from ...signatures import bind, parse_arguments
 from ..parts import dropped_on_failure, keep
-from .common import calling, fail, learner_check
+from .common import calling, dispatched, fail, learner_check
 
 MAX_STRING_CHARS = 10_000  # the longest string argument a dispatcher must accept
 KINDS = ("unknown_tool", "invalid_json", "bad_arguments", "tool_error")
@@ -259,22 +257,9 @@ def dispatch_passes(dispatch: Callable[..., dict]) -> str:
 def reference_dispatch(tools: dict[str, Callable[..., Any]], name: Any,
                        arguments: Any = None) -> dict[str, Any]:
     """vmem's dispatcher with this exercise's contract, on vmem's own argument checks
-    (`vmem.signatures`, which know the memory tools' types: str, int, bool, lists and
-    optional values, not float): what the capstone uses until the learner's is kept."""
-    def failed(kind: str, message: str) -> dict[str, Any]:
-        return {"ok": False, "error": kind, "message": message}
-
-    if not isinstance(name, str) or name not in tools:
-        return failed("unknown_tool", f"there is no tool {name!r:.40}. Use one of: "
-                                      f"{', '.join(tools)}.")
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
-    parsed = parse_arguments(text)
-    if isinstance(parsed, str):
-        return failed("invalid_json", parsed)
-    problems, kwargs, _ = bind(name, tools[name], parsed)
-    if problems:
-        return failed("bad_arguments", f"{name}: " + " ".join(problems))
-    try:
-        return {"ok": True, "result": tools[name](**kwargs)}
-    except Exception as error:  # the tool's failure is the model's news, not the loop's end
-        return failed("tool_error", f"{name} raised {type(error).__name__}: {error}"[:300])
+    (`dispatched`, which know the memory tools' types: str, int, bool, lists and optional
+    values, not float): what the capstone uses until the learner's is kept."""
+    kind, out = dispatched(tools, name, arguments)
+    if kind is None:
+        return {"ok": True, "result": out}
+    return {"ok": False, "error": kind, "message": out}

@@ -8,7 +8,7 @@ each run on tools or writes the notebook does not show.
   text starting with "Error: " that names what was wrong (the tools that exist, the bad
   argument, what the tool raised), and never runs a tool on arguments that do not fit.
   The fallback, `dispatch` below, is the same contract built on vmem's own argument
-  checks (`vmem.signatures.parse_arguments` and `bind`).
+  checks (`vmem.course.checks.common.dispatched`).
 - `over_limit_error(label, current_chars, adding_chars, limit)` is the one-line refusal a
   model reads when a core-memory write would overflow a block. Not its wording but what a
   model needs to act is checked, on unseen blocks and sizes: the block's label, its current
@@ -27,9 +27,9 @@ from typing import Any
 
 from ...core import Block, CoreMemory
 from ...errors import BlockLimitError
-from ...signatures import bind, parse_arguments, schema
+from ...signatures import schema
 from ...text import clip
-from ..checks.common import calling, fail
+from ..checks.common import calling, dispatched, fail
 from .common import use
 
 ORIGIN = "notebook 04"  # where a kept part was written (vmem.course.parts)
@@ -43,19 +43,9 @@ ERROR = "Error: "
 
 def dispatch(tools: Tools, name: str, arguments: str) -> Any:
     """Run `tools[name]` on the JSON object `arguments`; every failure comes back as text
-    starting with "Error: " (vmem's argument checks and wording)."""
-    if name not in tools:
-        return f"{ERROR}no tool named {name!r}; the tools are: {', '.join(sorted(tools))}."
-    parsed = parse_arguments(arguments)
-    if isinstance(parsed, str):
-        return ERROR + parsed
-    problems, kwargs, _ = bind(name, tools[name], parsed)
-    if problems:
-        return ERROR + " ".join(problems)
-    try:
-        return tools[name](**kwargs)
-    except Exception as error:  # the tool's failure is the model's news, not the loop's end
-        return f"{ERROR}{name} failed: {type(error).__name__}: {error}"
+    starting with "Error: " (vmem's argument checks and wording, `dispatched`)."""
+    kind, out = dispatched(tools, name, arguments)
+    return out if kind is None else ERROR + out
 
 
 # --- unseen tools ---------------------------------------------------------------------
