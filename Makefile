@@ -11,10 +11,11 @@ LOCOMO := ../shared/data/locomo/locomo10.json
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt requirements-dense.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-dense.txt
 	@# build matplotlib's font cache now: its first-run notice on stderr would fail nbval
 	$(BIN)/python -c "import matplotlib.pyplot"
 	touch $(STAMP)

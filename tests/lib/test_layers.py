@@ -79,7 +79,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     "eval.synthetic": (5, 1), "eval.runner": (5, 1), "eval.guard_sets": (5, 0),
     "eval.guard": (5, 1), "eval.guard_train": (5, 1), "eval.paraphrase": (5, 2),
     "course.grading": (5, 5), "course.chat": (5, 2), "eval.budget": (5, 2),
-    "grading": (5, 6), "eval.cli": (5, 3),
+    "grading": (5, 6), "eval.cli": (5, 3), "eval.dense": (5, 0),
     "__main__": (5, 9),
 }
 MAX_LAYERS = 6  # the first plan had 11; keep it small

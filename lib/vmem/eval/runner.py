@@ -28,6 +28,10 @@ and nothing else (the oldest are evicted to recall and summarized); each questio
 `memory.recall.search(question)`, with the store's defaults (`vmem.ranking`). Sessions
 show only as gaps in time. `dialog/archival` stores each turn as an archival record
 ("speaker: text", created at the turn's time) and searches archival storage.
+`dialog/dense` ranks the turns ("speaker: text") by cosine similarity to the question under
+all-MiniLM-L6-v2 (`vmem.eval.dense`, an optional extra), and `dialog/recall+dense` fuses
+the library path's ranking with it (`fused`): the measurement of issue 14's dense signal,
+which is not shipped in the stores because it does not pay (docs/RETRIEVAL.md).
 Observation and summary units (`observation/bm25`, `summary/bm25`) are ranked with plain
 BM25 and scored through the turns they stand for.
 """
@@ -51,6 +55,10 @@ from .metrics import MeanTable, recall_at_k
 CATEGORY_ORDER = tuple(CATEGORY_NAMES.values())
 PLAIN = "dialog/bm25"
 BEST = "dialog/bm25+speaker+date+stem+stop+context+session"
+DENSE_CONFIGS = ("dialog/dense", "dialog/recall+dense")
+# The fusion chosen on conversations 1-5 (docs/RETRIEVAL.md): each list's best 30, rank r
+# worth weight / (10 + r), the dense list at half the weight of the library's.
+FUSION_DEPTH, FUSION_K, DENSE_WEIGHT = 30, 10, 0.5
 OPTION_ORDER = ("speaker", "date", "caption", "stem", "stop", "context", "session", "prf",
                 "recency")
 
@@ -271,5 +279,38 @@ def _unit_ranking(conversation: Conversation, name: str) -> Callable[[str, int],
         archival = ingest_archival(turns)
         return lambda question, k: [turns[hit.record.id - 1].meta["dia_id"]
                                     for hit in archival.search(question, top_k=k)]
+    if name in DENSE_CONFIGS:
+        return _dense_ranking(turns, hybrid=name == "dialog/recall+dense")
     turn_ranker = ingest_turns(turns, RankConfig.parse(name))
     return lambda question, k: [turns[p].meta["dia_id"] for p in turn_ranker.rank(question, k)]
+
+
+def fused(rankings: Sequence[Sequence[str]], weights: Sequence[float], k: int = FUSION_K
+          ) -> list[str]:
+    """Weighted reciprocal-rank fusion: an id at rank r (from 0) of a list earns that list's
+    weight / (k + r + 1); ids by total, best first, ties in first-seen order."""
+    totals: dict[str, float] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        for rank, unit in enumerate(ranking):
+            totals[unit] = totals.get(unit, 0.0) + weight / (k + rank + 1)
+    return sorted(totals, key=lambda unit: -totals[unit])
+
+
+def _dense_ranking(turns: Sequence[Message], hybrid: bool) -> Callable[[str, int], list]:
+    """Question, k -> dia_ids by embedding similarity, or fused with the library path."""
+    from .dense import shared_encoder  # noqa: PLC0415 - numpy and the weights are optional
+
+    encoder = shared_encoder()
+    ids = [message.meta["dia_id"] for message in turns]
+    vectors = encoder.encode([f"{message.name}: {message.content}" for message in turns])
+    recall = ingest_memory(turns).recall if hybrid else None
+
+    def rank(question: str, k: int) -> list[str]:
+        similarity = vectors @ encoder.encode([question])[0]
+        depth = FUSION_DEPTH if recall is not None else k
+        dense = [ids[i] for i in sorted(range(len(ids)), key=lambda i: -similarity[i])[:depth]]
+        if recall is None:
+            return dense
+        library = [hit.record.meta["dia_id"] for hit in recall.search(question, top_k=depth)]
+        return fused([library, dense], [1.0, DENSE_WEIGHT])[:k]
+    return rank
