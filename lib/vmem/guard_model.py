@@ -13,8 +13,11 @@ character model learns languages as much as intent. Of those, only sentences sha
 an order are scored (`ORDER_SHAPED`: an imperative, "do not", or an obligation such as
 "must" / "debe" / "必须", read with the sentence's own language's forms): a statement
 about an answer ("your code ran on the first try", "l'IA que ma boîte utilise…") gives
-no order, whatever its words. Inference is the standard library only and deterministic:
-sum the weights of the n-grams present, squash with the logistic function.
+no order, whatever its words; neither does a sentence whose first word is the subject of
+the verb after it ("People keep saying AI...") or whose order acts on an AI ("Hỏi AI...",
+"use an AI app"). A hedge ("if you can", "si es posible") weighs against an order that
+stays within the reply. Inference is the standard library only and deterministic: sum the
+weights of the n-grams present, squash with the logistic function.
 """
 
 from __future__ import annotations
