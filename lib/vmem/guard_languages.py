@@ -286,7 +286,10 @@ def _own(table: dict[str, str], lang: str) -> re.Pattern[str]:
 
 COMMAND_OF = {lang: _own(COMMANDS, lang) for lang in COMMANDS}
 MUST_OF = {lang: _own(MUSTS, lang) for lang in MUSTS}
-HEDGE_OF = {lang: _own(HEDGES, lang) for lang in HEDGES}
+# Hedges are read in the sentence's own language (and English in the other Latin-script
+# ones); text detected as English only in English: the union of every language's is slow.
+HEDGE_OF = {lang: _own(HEDGES, lang) if lang != "en" else re.compile(HEDGES["en"])
+            for lang in HEDGES}
 HEDGE = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})" for rx in HEDGES.values()))
 COMMAND = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
                               for rx in COMMANDS.values()))
