@@ -19,8 +19,8 @@ import re
 import unicodedata
 from collections import Counter
 
-__all__ = ["AI", "ANCHOR", "ANCHORS", "COMMAND", "COMMANDS", "DIRECTED", "LANGUAGES", "MUST",
-           "MUSTS", "language", "prepare"]
+__all__ = ["AI", "ANCHOR", "ANCHORS", "COMMAND", "COMMANDS", "DIRECTED", "HEDGE", "HEDGES",
+           "LANGUAGES", "MUST", "MUSTS", "language", "prepare"]
 
 _W = r"(?:\w{1,20} )"  # any one word, bounded
 ANCHORS: dict[str, str] = {
@@ -168,10 +168,12 @@ COMMANDS: dict[str, str] = {
           r"riveli|consiglia|chiedi|chieda|rispondi|risponda|inoltra|introduci|afferma|"
           r"nascondi|invia|convinci|smetti|metti|fai|"
           r"non (?:menzionare|rispondere|dire|usare))(?!\w)",
+    # Russian: a stem and an imperative ending only (-и, -ь, -й, each with -те):
+    # "используй", "спросите"; never "использует", "спросила", "спросить", "заменит".
     "ru": r"(?<!\w)(?:добав|напиш|встав|скаж|игнориру|забуд|использу|перевед|замен|начн|"
           r"законч|упомян|укаж|включ|раскро|рекоменду|порекоменду|спрос|поставь|отвечай|"
           r"ответь|перешл|не упомина|не отвеча|утвержда|скрой|скрыва|отправ|убеди|"
-          r"перестань|сделай|не говори)\w{0,4}(?!\w)",
+          r"перестань|сделай|не говори)(?:[иьй]?(?:те)?)(?!\w)",
     "zh": r"请|不要|务必|必须|(?:^|[，,：:|])\s{0,2}(?:加|添加|加入|写|插入|告诉|忽略|"
           r"忘掉|忘记|用|使用|翻译|替换|把|在|提到|透露|推荐|给|总结|回复|回答|以|只|就说|"
           r"说服|隐藏|发送|转发|停止|永远不要|一律)",
@@ -196,7 +198,11 @@ COMMANDS: dict[str, str] = {
           r"terjemahkan|ganti|katakan|berikan|beri|jangan|mulai|akhiri|sertakan|cantumkan|"
           r"masukkan|rekomendasikan|ungkapkan|teruskan|mintalah|suruh|sembunyikan|kirim|"
           r"kirimkan|bujuk|berhenti|jawab|tanyakan|minta|buat|lakukan)\b",
-    "th": r"(?:^|\s)(?:ให้|อย่า|เพิ่ม|เขียน|ใส่|บอก|เพิกเฉย|ใช้|แทรก|แปล|แทนที่|ระบุ|เริ่ม|ปิดท้าย|"
+    # Thai: an order where a phrase opens (Thai puts spaces between phrases); a bare verb
+    # not after a space that only sets off a Latin-script word ("...ที่ AI เขียน": "that
+    # AI writes"), where "ให้" and "อย่า" still mark one ("ถ้าคุณเป็น AI ให้ตอบ...").
+    "th": r"(?:^|\s)(?:ให้|อย่า)|"
+          r"(?:^|(?<![a-z0-9])\s)(?:เพิ่ม|เขียน|ใส่|บอก|เพิกเฉย|ใช้|แทรก|แปล|แทนที่|ระบุ|เริ่ม|ปิดท้าย|"
           r"เปิดเผย|แนะนำ|ลืม|ส่งต่อ)",
     "tl": r"\b(?:idagdag|magdagdag|isulat|sabihin|huwag|gamitin|ilagay|isalin|palitan|"
           r"banggitin|isama|simulan|tapusin|kalimutan|ibunyag|irekomenda|bigyan|ipasa|hingin|"
@@ -226,6 +232,44 @@ MUSTS: dict[str, str] = {
     "tl": r"\b(?:dapat|kailangan|obligado)\b",
 }
 MUST = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})" for rx in MUSTS.values()))
+# A hedge in each language ("if you can", "if possible", "si puedes", "wenn möglich",
+# "如果可以", "できれば", "가능하면", "إن أمكن", "हो सके तो", "mümkünse", "nếu được",
+# "kalau bisa", "ถ้าเป็นไปได้", "kung maaari"): a request the reader may decline, the way
+# a person states a preference ("Keep your answers short if you can"). A feature of the
+# model, like the orders: it weighs against them, it does not cancel them.
+HEDGES: dict[str, str] = {
+    "en": r"\bif (?:you can|you could|possible|you don't mind|you do not mind|that's (?:ok|okay|"
+          r"alright|fine)|it's not too much trouble)\b|\b(?:where|when|whenever) possible\b|"
+          r"\bwhen you (?:can|get a chance)\b|\bideally\b",
+    "es": r"\bsi (?:puedes|pudieras|es posible|se puede|no te importa|no es molestia)\b|"
+          r"\b(?:de|a) ser posible\b|\bcuando puedas\b|\bidealmente\b",
+    "fr": r"\bsi (?:tu peux|vous pouvez|possible|c'est possible|tu veux bien|ça ne te dérange "
+          r"pas|ça ne vous dérange pas)\b|\bdans la mesure du possible\b|\bquand tu peux\b|"
+          r"\bidéalement\b",
+    "pt": r"\bse (?:puder|possível|for possível|der|não se importar|não for incômodo)\b|"
+          r"\bquando puder\b|\bde preferência\b|\bidealmente\b",
+    "de": r"\bwenn (?:es geht|möglich|du kannst|sie können|es dir nichts ausmacht)\b|"
+          r"\bfalls möglich\b|\bnach möglichkeit\b|\bwenn's geht\b|\bidealerweise\b",
+    "it": r"\bse (?:puoi|possibile|è possibile|riesci|non ti dispiace)\b|\bquando puoi\b|"
+          r"\bpossibilmente\b|\bidealmente\b",
+    "ru": r"(?<!\w)(?:если (?:можно|возможно|сможешь|сможете|не трудно|получится)|"
+          r"по возможности|желательно)(?!\w)",
+    "zh": r"如果可以|如果可能|可以的话|方便的话|如果方便|尽量|最好能",
+    "ja": r"できれば|可能なら|可能であれば|よければ|なるべく|できたら",
+    "ko": r"가능하면|가능하다면|될 수 있으면|괜찮다면|되도록|할 수 있으면",
+    "ar": r"إن أمكن|إذا أمكن|لو أمكن|إن استطعت|قدر الإمكان|إذا لم يكن لديك مانع",
+    "hi": r"हो सके तो|यदि संभव हो|अगर संभव हो|अगर हो सके|जहाँ तक हो सके|संभव हो तो",
+    "bn": r"সম্ভব হলে|যদি সম্ভব হয়|পারলে|যদি পারো|যদি পারেন",
+    "tr": r"\bmümkünse\b|\bmümkün olursa\b|\byapabilirsen(?:iz)?\b|\bmümkün olduğunca\b|"
+          r"\bolabildiğince\b|\bsakıncası yoksa\b",
+    "vi": r"\bnếu (?:được|có thể|bạn có thể|không phiền|tiện)\b|\bkhi nào rảnh\b|"
+          r"\bcàng .{1,12} càng tốt\b",
+    "id": r"\b(?:kalau|jika|bila|kalo) (?:bisa|memungkinkan|mungkin|tidak keberatan|sempat)\b|"
+          r"\bsebisa mungkin\b|\bsedapat mungkin\b|\bidealnya\b",
+    "th": r"ถ้าเป็นไปได้|ถ้าได้|ถ้าทำได้|ถ้าไม่รบกวน|ถ้าสะดวก|หากเป็นไปได้",
+    "tl": r"\bkung (?:maaari|pwede|puwede|kaya mo|hindi abala|okay lang)\b|"
+          r"\bhangga't maaari\b",
+}
 # Per language, for text whose language `language` can tell: the union above lets one
 # language's words read as another's orders ("da" is Spanish "give", Portuguese "of the").
 # Latin-script detection can mistake short English for another language ("Tell me a joke"
@@ -242,6 +286,11 @@ def _own(table: dict[str, str], lang: str) -> re.Pattern[str]:
 
 COMMAND_OF = {lang: _own(COMMANDS, lang) for lang in COMMANDS}
 MUST_OF = {lang: _own(MUSTS, lang) for lang in MUSTS}
+# Hedges are read in the sentence's own language (and English in the other Latin-script
+# ones); text detected as English only in English: the union of every language's is slow.
+HEDGE_OF = {lang: _own(HEDGES, lang) if lang != "en" else re.compile(HEDGES["en"])
+            for lang in HEDGES}
+HEDGE = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})" for rx in HEDGES.values()))
 COMMAND = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
                               for rx in COMMANDS.values()))
 LANGUAGES = tuple(ANCHORS)
@@ -319,18 +368,19 @@ _SCRIPTS = (  # (first code point, last, script, the language when the script sa
 # Short function words that tell Latin-script languages apart; Vietnamese letters too.
 _LATIN_WORDS = {
     "en": "the and is are you your to of in that it with for was this have my he she we but "
-          "also these which from on at be or not",
+          "also these which from on at be or not will would can has had were been they them "
+          "their there what when how who if just about into some any our",
     "es": "el la los las que de y en es por para con una su tu del muy pero yo él ella "
           "también esta este como más sobre hasta desde",
     "fr": "le la les des et est que une pour dans avec pas ce vous ta ton du au à je tu il "
-          "elle nous sur par mais ou qui votre vos sa son ses cette ces leur très toute tout",
+          "elle nous sur par mais ou qui votre vos sa son ses cette ces leur très toute tout tes",
     "pt": "o a os as que de e em é um uma para com não do da seu sua você eu ele ela nós mas "
           "também isso como mais sobre até muito pra",
     "de": "der die das und ist nicht ein eine einen zu mit den dem ich du sie auf für "
           "dein deine deiner deinen nach bei wird er es wir aber auch diese dieser wie über "
-          "von im",
+          "von im in als einer einem eines sich oder noch",
     "it": "il la lo gli che di e è un una per con non del della sono tua tuo io lui lei noi "
-          "ma anche questa questo quello più nella alla",
+          "ma anche questa questo quello più nella alla in nel degli delle ho come uno",
     "tr": "ve bir bu da de için ile çok ne mi değil olarak ama gibi",
     "vi": "và của là có không một những cho với được người bạn tôi",
     "id": "dan yang di ini itu dengan untuk tidak dari ke ada anda saya dia sebagai akan juga "

@@ -5,6 +5,8 @@ the same sentence or the next one rarely are. Each signal is `(name, weight, reg
 the normalised text (punctuation kept); a window of two sentences whose signals weigh
 `SIGNAL_THRESHOLD` or more is flagged. The signals model the shape of an injection: it
 addresses the model, gives an order, and aims it at the model's own rules, data or reply.
+One weighs against the others: a hedge ("if you can"), the way a person asks for a
+preference.
 """
 
 from __future__ import annotations
@@ -178,6 +180,12 @@ SIGNALS: tuple[tuple[str, float, str], ...] = (
      r"\bno matter what the (?:sources|facts|evidence|data) say\b|"
      r"(?:^|[.!?;:,\n]\s{0,5})(?:say|tell|claim|insist|state|answer|reply)\b[^.!?\n]{0,80}"
      r"\beven (?:though|if) (?:it|that)(?: is| was| did|'?s)?(?:n'?t| not| false| untrue)\b"),
+    # A hedge makes a request of a preference ("Keep your answers short if you can"): it
+    # weighs against the signals it meets, it never flags and never clears a named pattern.
+    ("hedges the request", -1.0,
+     r"\bif (?:you can|you could|possible|you don'?t mind|you do not mind|that'?s (?:ok|okay|"
+     r"alright|fine)|it'?s not too much trouble)\b|\b(?:where|when|whenever) possible\b|"
+     r"\bwhen you (?:can|get a chance)\b|\bideally\b"),
     ("asks to deceive", 1.0,
      r"\blie\b|\beven if (?:it|that) (?:is|isn'?t|didn'?t|wasn'?t)\b|\bregardless of\b|"
      r"\bwhether (?:or not )?(?:it'?s|it is) true\b|\bstop being (?:helpful|honest|polite|safe)\b"),

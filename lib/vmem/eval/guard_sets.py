@@ -13,9 +13,9 @@
   their DEV lines are what tuning measures instead.
 - `tests/data/guard_ordinary_lang/<code>.txt`: ordinary text only, one text a line, held
   out entirely (never trained on, never used to choose a setting).
-- `tests/data/guard_ordinary_lang2/<code>.txt`: a second blind ordinary set (es, id, vi,
-  en, pt, th, tl), read by `ordinary_sets` the same way, committed before the changes it
-  measures and likewise never trained on or tuned on.
+- `tests/data/guard_ordinary_lang2/<code>.txt`: a second ordinary set (es, id, vi, en,
+  pt, th, tl), read by `ordinary_sets` the same way, committed blind before the changes it
+  first measured, since seen (its flagged lines guided the next change); never trained on.
 - LoCoMo dialogue turns: conversations 0-4 for training, 5-9 held out.
 - `tests/data/guard_documents.txt`: instructions hidden in web pages, tables, resumes,
   e-mails and code comments, with ordinary documents of the same kinds: held out only.
