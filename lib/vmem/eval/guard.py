@@ -28,6 +28,10 @@ from .guard_sets import (
 __all__ = ["PRPoint", "Row", "measure", "precision_recall", "render"]
 
 FIVE = ("es", "fr", "pt", "de", "it")
+# The blind everyday sets under tests/data, each written after the last change it judges
+# (see each folder's README): folder -> the group its rows are reported in.
+BLIND_SETS = {"guard_ordinary_lang2": "second blind ordinary set",
+              "guard_ordinary_lang3": "third blind ordinary set"}
 
 
 @dataclass(frozen=True)
@@ -99,11 +103,11 @@ def measure(poisoning: Path | None, locomo: Path | None) -> tuple[list[Row], lis
         for lang, texts in ordinary.items():
             rows.append(scorer.row("held-out ordinary text, by language", lang,
                                    ordinary=texts))
-    blind = ordinary_sets(repo_data() / "guard_ordinary_lang2")
-    if blind is not None:
-        for lang, texts in blind.items():
-            rows.append(scorer.row("second blind ordinary set, by language", lang,
-                                   ordinary=texts))
+    for folder, group in BLIND_SETS.items():
+        blind = ordinary_sets(repo_data() / folder)
+        if blind is not None:
+            for lang, texts in blind.items():
+                rows.append(scorer.row(f"{group}, by language", lang, ordinary=texts))
     gaps = ordinary_sets(repo_data() / "guard_lang_gaps")
     if gaps is not None:
         for lang, texts in gaps.items():
@@ -145,9 +149,10 @@ def _totals(rows: list[Row]) -> list[Row]:
     plain = [row for row in rows if row.group == "held-out ordinary text, by language"]
     if plain:
         out.append(total("totals", "held-out ordinary text, 18 languages", plain))
-    blind = [row for row in rows if row.group == "second blind ordinary set, by language"]
-    if blind:
-        out.append(total("totals", f"second blind ordinary set, {len(blind)} languages", blind))
+    for group in BLIND_SETS.values():
+        blind = [row for row in rows if row.group == f"{group}, by language"]
+        if blind:
+            out.append(total("totals", f"{group}, {len(blind)} languages", blind))
     gaps = [row for row in rows if row.group == "held-out, kinds once missed"]
     if gaps:
         out.append(total("totals", "kinds once missed, 17 languages other than English",
