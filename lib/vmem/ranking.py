@@ -17,20 +17,32 @@ LoCoMo conversations 1-5 and reported on 6-10):
   - `SPEAKER` ("(speaker)"): a share when the query names the message's sender.
   Both are `weight x best BM25 score of the pool x a number from 0 to 1`, so they move a
   hit only past hits that score about as well.
+- Two more parts on the scores those give (issue 14's multi-hop questions, "what
+  activities does Melanie do?", whose evidence is scattered over many sittings):
+  - `PROMPT_ONLY` ("(prompt's words)", negative): a reply is indexed with the prompt it
+    answers, but a hit whose matched words are only the prompt's is about what the other
+    person said; it loses `weight x its score x the share of its BM25 parts whose words
+    its own content lacks`.
+  - `OPENING` ("(opens sitting)"): `weight x the best score x (1 - place / OPENING_SPAN)`
+    for the first messages of a sitting (`sitting_place`: 0 for the first), where people
+    tell what happened since they last talked. The store gives each hit's place
+    (`Backend.preceding_times`); it is not a function of the hits alone.
 - **Questions about the present** ("where does she live now?", "still", "latest",
   `asks_current_state`): the query also matches words of change ("moved", "started",
   `CHANGE_WORDS`), and among the hits that score at least `CURRENT_SHARE` of the best
   and match a word of the question itself (when any does), the newest comes first and
   each older one says so (`Hit.note`).
 
-The priors are a function of the hits alone (their scores, terms, times and senders), so the
-store's path (FTS5 or PostgreSQL) and a `BM25Index(idf="fts5")` over the same documents
-give the same page: `tests/lib/test_ranking.py` proves it.
+The priors are a function of the hits (their scores, terms, contents, times and senders)
+and of each hit's place in its sitting, so the store's path (FTS5 or PostgreSQL) and a
+`BM25Index(idf="fts5")` over the same documents, with `sitting_places` over the same
+messages, give the same page: `tests/lib/test_ranking.py` proves it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from functools import cache
@@ -50,6 +62,11 @@ SITTING_GAP = timedelta(minutes=30)
 """Messages this close in time belong to one sitting (a chat, a LoCoMo session)."""
 SITTING = "(same sitting)"
 SPEAKER = "(speaker)"
+PROMPT_ONLY = "(prompt's words)"
+OPENING = "(opens sitting)"
+OPENING_SPAN = 8
+"""A message this far into its sitting (`sitting_place`) or later gets no `OPENING` part;
+the store looks back at most this many messages."""
 ASKED = "asked"
 """Indexed with every question or request: the words of "what did I ask you?" are all
 stop words but this one."""
@@ -65,17 +82,46 @@ CHANGE_WORDS = "moved relocated switched changed started joined quit left"
 
 @dataclass(frozen=True)
 class Priors:
-    """The weights of the two priors (0 turns one off) and whether questions about the
+    """The weights of the priors (0 turns one off) and whether questions about the
     present are read as such. The defaults are what docs/RETRIEVAL.md measured."""
 
     sitting: float = 0.3
     speaker: float = 0.3
     current_state: bool = True
+    prompt_only: float = 0.3
+    opening: float = 0.1
 
 
 def same_sitting(earlier: datetime | None, later: datetime | None) -> bool:
     """Whether two messages' times are within `SITTING_GAP` of each other."""
     return earlier is not None and later is not None and abs(later - earlier) <= SITTING_GAP
+
+
+def sitting_place(moment: datetime | None, earlier: Sequence[datetime | None]) -> int | None:
+    """How many messages came before a message (written at `moment`) in its sitting, up to
+    `OPENING_SPAN`: `earlier` are the times of the searchable messages stored before it in
+    its scope, newest first (at least `OPENING_SPAN` of them when there are that many).
+    None for a message without a time."""
+    if moment is None:
+        return None
+    place = 0
+    for before in earlier[:OPENING_SPAN]:
+        if not same_sitting(before, moment):
+            break
+        place, moment = place + 1, before
+    return place
+
+
+def sitting_places(messages: Iterable[Message]) -> dict[int, int | None]:
+    """`sitting_place` of each of `messages` (searchable ones of one scope, oldest first)
+    by id: what `Backend.preceding_times` lets a store compute for its hits."""
+    places: dict[int, int | None] = {}
+    times: list[datetime | None] = []
+    for message in messages:
+        if message.id is not None:
+            places[message.id] = sitting_place(message.created_at, times[::-1])
+        times = [*times[-OPENING_SPAN + 1:], message.created_at]
+    return places
 
 
 def date_words(moment: datetime) -> str:
@@ -150,9 +196,15 @@ def _change_terms() -> tuple[str, ...]:
     return tuple(dict.fromkeys(analyze(CHANGE_WORDS)))
 
 
-def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None) -> list[Hit]:
+def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None,
+           places: Mapping[int, int | None] | None = None) -> list[Hit]:
     """BM25's best hits (best first) reordered by the priors, each hit's added parts in
-    its `terms`; on a question about the present, the newest of the close hits first."""
+    its `terms`; on a question about the present, the newest of the close hits first.
+
+    `places` maps a message hit's id to its `sitting_place` (None or absent: no `OPENING`
+    part); the sitting and speaker parts come first, then the prompt's-words and opening
+    parts on the scores they give.
+    """
     priors = priors or Priors()
     if not hits:
         return []
@@ -172,11 +224,62 @@ def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None) -> lis
             added[SPEAKER] = priors.speaker * best
         reranked.append(replace(hit, score=hit.score + sum(added.values()),
                                 terms={**hit.terms, **added}) if added else hit)
+    if priors.prompt_only or (priors.opening and places):
+        reranked = _own_words_and_openings(reranked, priors, places or {})
     order = sorted(range(len(hits)), key=lambda i: (-reranked[i].score, hits[i].record.id))
     ordered = [reranked[i] for i in order]
     if priors.current_state and asks_current_state(query):
         return _newest_first(ordered, named)
     return ordered
+
+
+def _own_words_and_openings(hits: list[Hit], priors: Priors,
+                            places: Mapping[int, int | None]) -> list[Hit]:
+    """`hits` (scored by BM25 and the sitting and speaker parts) with the `PROMPT_ONLY`
+    and `OPENING` parts added to each message hit."""
+    best = max(hit.score for hit in hits)
+    result = []
+    for hit in hits:
+        if not isinstance(hit.record, Message):
+            result.append(hit)
+            continue
+        added: dict[str, float] = {}
+        lacking = _prompt_share(hit) if priors.prompt_only else 0.0
+        if lacking > 0:
+            added[PROMPT_ONLY] = -priors.prompt_only * hit.score * lacking
+        place = places.get(hit.record.id)
+        if priors.opening and place is not None and place < OPENING_SPAN:
+            added[OPENING] = priors.opening * best * (1 - place / OPENING_SPAN)
+        result.append(replace(hit, score=hit.score + sum(added.values()),
+                              terms={**hit.terms, **added}) if added else hit)
+    return result
+
+
+def _prompt_share(hit: Hit) -> float:
+    """The share of a message hit's BM25 parts (its matched query words) that come from
+    words its own content lacks: words of the prompt it was indexed with, or of its
+    date or name."""
+    matched = {term: part for term, part in hit.terms.items()
+               if not term.startswith("(") and part > 0}
+    total = sum(matched.values())
+    if total <= 0:
+        return 0.0
+    own = _own_terms(hit.record.content, matched)
+    return sum(part for term, part in matched.items() if term not in own) / total
+
+
+def _own_terms(content: str, terms: Iterable[str]) -> set[str]:
+    """Which of the analysed `terms` `analyze(content)` holds, analysing only when one may:
+    a stem without its last letter begins the word it came from (the stemmer strips
+    suffixes and at most changes the last letter), so a term whose stem-less-one is not
+    in the casefolded text is not there."""
+    folded = content.casefold()
+    if not folded.isascii():
+        folded = unicodedata.normalize("NFC", folded)
+    possible = [term for term in terms if term[:-1] in folded]
+    if not possible:
+        return set()
+    return set(possible) & set(analyze(content))
 
 
 def _sitting_scores(hits: Sequence[Hit]) -> dict[int, float]:

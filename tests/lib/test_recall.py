@@ -89,7 +89,8 @@ def chat(agent_target, clock) -> RecallStore:
     """Plain BM25 over the indexed messages (the priors are tested in test_ranking.py):
     the first four messages are one sitting, so each reply is indexed with the message
     before it; "we went hiking" comes hours later, in a sitting of its own."""
-    recall = RecallStore(agent_target, clock=clock, priors=Priors(sitting=0.0, speaker=0.0))
+    recall = RecallStore(agent_target, clock=clock, priors=Priors(
+        sitting=0.0, speaker=0.0, prompt_only=0.0, opening=0.0))
     rows = [
         ("user", "I adopted a cat named Luna", {"user_id": "u1"}),
         ("assistant", "Luna is a lovely name for a cat, cat lovers agree", {"user_id": "u1"}),

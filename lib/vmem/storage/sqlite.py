@@ -185,6 +185,24 @@ class SqliteBackend:
                                  f"WHERE {sql.sql} ORDER BY d.id", sql.params)
         return [_message(row) for row in rows]
 
+    def preceding_times(self, ids: Sequence[int], roles: Sequence[str], limit: int
+                        ) -> dict[int, list[datetime | None]]:
+        found: dict[int, list[datetime | None]] = {int(row_id): [] for row_id in ids}
+        if not found or not roles or limit < 1:
+            return found
+        marks = ", ".join("?" * len(roles))
+        rows = self.conn.execute(
+            "SELECT d.id, p.created_at FROM messages AS d JOIN messages AS p ON p.id IN ("
+            "SELECT q.id FROM messages AS q WHERE q.scope = d.scope AND "
+            f"q.role IN ({marks}) AND q.id < d.id ORDER BY q.id DESC LIMIT ?) "
+            f"WHERE {ids_in(list(found))} ORDER BY d.id, p.id DESC", (*roles, limit))
+        parsed: dict[str | None, datetime | None] = {}  # hits of one sitting share rows
+        for row_id, created_at in rows:
+            if created_at not in parsed:
+                parsed[created_at] = time_from_db(created_at)
+            found[row_id].append(parsed[created_at])
+        return found
+
     def latest_message(self, scope: Scope, roles: Sequence[str]) -> Message | None:
         sql = _where(Filter(roles=tuple(roles))).add("d.scope = ?", to_json(dict(scope)))
         row = self.conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages AS d WHERE "
