@@ -60,10 +60,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = parser.parse_args(argv)
     if args.dataset == "stale":
         try:
-            first, _, last = args.seeds.partition("-")
-            seeds = range(int(first), int(last or first) + 1)
-        except ValueError:
-            print(f"error: --seeds wants A-B or A, got {args.seeds!r}", file=sys.stderr)
+            seeds = _span(args.seeds, "--seeds")
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
             return 2
         pooled = pooled_stale(_synthetic(seed, args.tokens, args.paraphrased)
                               for seed in seeds)
@@ -104,14 +103,19 @@ def _chosen(conversations: list[Conversation], wanted: str | None) -> list[Conve
     """The conversations numbered `wanted` ("A-B" or "A", from 1), or all of them."""
     if wanted is None:
         return conversations
-    first, _, last = wanted.partition("-")
-    try:
-        low, high = int(first), int(last or first)
-    except ValueError:
-        raise ValueError(f"--conversations wants A-B or A, got {wanted!r}") from None
-    if not 1 <= low <= high <= len(conversations):
+    span = _span(wanted, "--conversations")
+    if not 1 <= span.start <= span.stop - 1 <= len(conversations):
         raise ValueError(f"--conversations {wanted} is outside 1-{len(conversations)}")
-    return conversations[low - 1:high]
+    return conversations[span.start - 1:span.stop - 1]
+
+
+def _span(text: str, option: str) -> range:
+    """"A-B" or "A" as the numbers A to B, both included (ValueError naming `option`)."""
+    first, _, last = text.partition("-")
+    try:
+        return range(int(first), int(last or first) + 1)
+    except ValueError:
+        raise ValueError(f"{option} wants A-B or A, got {text!r}") from None
 
 
 def _configs(names: str) -> list[str]:

@@ -43,6 +43,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any
 
 from ..archival import ArchivalStore
 from ..bm25 import BM25Index, tokenize
@@ -296,13 +298,23 @@ def fused(rankings: Sequence[Sequence[str]], weights: Sequence[float], k: int = 
     return sorted(totals, key=lambda unit: -totals[unit])
 
 
+@lru_cache(maxsize=16)
+def _turn_vectors(texts: tuple[str, ...]) -> Any:
+    """The encoded turns of one conversation (about 1 MB), kept so that `dialog/dense` and
+    `dialog/recall+dense`, which run one after the other over LoCoMo's ten conversations,
+    encode each only once."""
+    from .dense import shared_encoder  # noqa: PLC0415 - numpy and the weights are optional
+
+    return shared_encoder().encode(texts)
+
+
 def _dense_ranking(turns: Sequence[Message], hybrid: bool) -> Callable[[str, int], list]:
     """Question, k -> dia_ids by embedding similarity, or fused with the library path."""
     from .dense import shared_encoder  # noqa: PLC0415 - numpy and the weights are optional
 
     encoder = shared_encoder()
     ids = [message.meta["dia_id"] for message in turns]
-    vectors = encoder.encode([f"{message.name}: {message.content}" for message in turns])
+    vectors = _turn_vectors(tuple(f"{message.name}: {message.content}" for message in turns))
     recall = ingest_memory(turns).recall if hybrid else None
 
     def rank(question: str, k: int) -> list[str]:
