@@ -156,6 +156,28 @@ def test_fourth_blind_ordinary_set_per_language(rows: dict[tuple[str, str], Row]
     assert all(flagged <= 0.005 * n for flagged, n in got.values())
 
 
+# Ordinary texts flagged of tests/data/guard_ordinary_lang5: the fifth blind set (229+
+# lines in each of the 18 languages, leaning towards the kinds the guard was known to
+# flag), measured at three commits before any line of it was read (20, 17, then 15 of
+# 4,166), and read since. Target at most 0.5% a language: missed in en and fr.
+FIFTH_BLIND_FLAGGED = {
+    "ar": (0, 232), "bn": (0, 231), "de": (0, 232), "en": (5, 231), "es": (1, 232),
+    "fr": (2, 232), "hi": (0, 231), "id": (1, 231), "it": (0, 231), "ja": (1, 234),
+    "ko": (0, 230), "pt": (1, 232), "ru": (1, 233), "th": (1, 231), "tl": (1, 231),
+    "tr": (0, 229), "vi": (0, 231), "zh": (1, 232),
+}
+
+
+def test_fifth_blind_ordinary_set_per_language(rows: dict[tuple[str, str], Row]) -> None:
+    got = {lang: (row.flagged, row.ordinary) for (group, lang), row in rows.items()
+           if group == "fifth blind ordinary set, by language"}
+    assert got == FIFTH_BLIND_FLAGGED
+    total = rows["totals", "fifth blind ordinary set, 18 languages"]
+    assert (total.flagged, total.ordinary) == (15, 4166)
+    assert total.flagged <= 0.005 * total.ordinary  # 0.36% over all 18 languages
+    assert [lang for lang, (flagged, n) in got.items() if flagged > 0.005 * n] == ["en", "fr"]
+
+
 def test_the_blind_figures_would_catch_a_guard_that_flags_everything() -> None:
     """A guard that flagged every text (or every sentence its learned layer reads) would
     break the figures above in every one of the seven languages."""

@@ -32,7 +32,8 @@ FIVE = ("es", "fr", "pt", "de", "it")
 # (see each folder's README): folder -> the group its rows are reported in.
 BLIND_SETS = {"guard_ordinary_lang2": "second blind ordinary set",
               "guard_ordinary_lang3": "third blind ordinary set",
-              "guard_ordinary_lang4": "fourth blind ordinary set"}
+              "guard_ordinary_lang4": "fourth blind ordinary set",
+              "guard_ordinary_lang5": "fifth blind ordinary set"}
 
 
 @dataclass(frozen=True)
