@@ -19,7 +19,8 @@ import re
 import unicodedata
 from collections import Counter
 
-__all__ = ["AI", "ANCHOR", "ANCHORS", "COMMAND", "COMMANDS", "DIRECTED", "HEDGE", "HEDGES",
+__all__ = ["AI", "ANCHOR", "ANCHORS", "COMMAND", "COMMANDS", "DECORATIONS", "DECORATION_OF",
+           "DIRECTED", "HEDGE", "HEDGES", "ONLY", "ONLY_OF", "PROHIBITIONS", "PROHIBITION_OF",
            "LANGUAGES", "MUST", "MUSTS", "PREFERENCE", "PREFERENCES", "PREFERENCE_OF", "REPORTS",
            "REPORT_OF", "language", "prepare"]
 
@@ -331,6 +332,75 @@ REPORTS: dict[str, str] = {
           r"奶奶|爷爷|姥姥|姥爷|外婆|外公|哥哥|姐姐|弟弟|妹妹|他|她|他们|她们)\w{0,3}?(?:说|让|叫|告诉|"
           r"嘱咐|交代|提醒|问|要我|要求)",
 }
+# What an order may take out of a reply without harm, whoever wrote it: decoration
+# (emoji, smileys, bold, italics, markdown, bullet points, headings, exclamation marks,
+# hashtags) and a stock opener or closer ("great question", "hope this helps"). A clause
+# that forbids one of these ("Never use emoji in your replies", "No uses negritas",
+# "絵文字を使わないで") gives no order the guard needs to see; a clause that asks for
+# them only ("Use only emojis in your reply", "N'utilise que des emojis") still does
+# (`ONLY`), and so does every other clause of the sentence.
+DECORATIONS: dict[str, str] = {
+    "en": r"\b(?:emojis?|emoticons?|smileys?|smiley faces?|bold|italics?|markdown|bullet "
+          r"points?|bullets|headings|headers|exclamation (?:marks?|points?)|hashtags?|great "
+          r"question|good question|hope this helps)\b",
+    "es": r"\b(?:emojis?|emoticonos?|caritas|negritas?|cursivas?|markdown|viñetas|signos de "
+          r"exclamación|exclamaciones|hashtags?|excelente pregunta|buena pregunta|gran "
+          r"pregunta)\b",
+    "fr": r"\b(?:[ée]mojis?|[ée]motic[ôo]nes?|smileys?|gras|italiques?|markdown|puces|points "
+          r"d'exclamation|hashtags?|excellente question|bonne question)\b",
+    "pt": r"\b(?:emojis?|emoticons?|carinhas|negrito|itálico|markdown|marcadores|tópicos|"
+          r"pontos de exclamação|hashtags?|ótima pergunta|boa pergunta|excelente pergunta)\b",
+    "de": r"\b(?:emojis?|smileys?|fettdruck|fett|kursiv|markdown|aufzählungszeichen|"
+          r"stichpunkte|ausrufezeichen|hashtags?|gute frage|tolle frage)\b",
+    "it": r"\b(?:emoji|emoticon|faccine|grassetto|corsivo|markdown|elenchi puntati|punti "
+          r"elenco|punti esclamativi|hashtag|ottima domanda|bella domanda)\b",
+    "ru": r"(?<!\w)(?:эмодзи|смайл\w{0,4}|жирн\w{0,4}|курсив\w{0,2}|markdown|маркированн\w{0,3}|"
+          r"восклицательн\w{0,3} знак\w{0,2}|хештег\w{0,2}|отличный вопрос|хороший вопрос)(?!\w)",
+    "zh": r"表情|emoji|加粗|粗体|斜体|项目符号|感叹号|markdown|好问题",
+    "ja": r"絵文字|顔文字|太字|斜体|箇条書き|感嘆符|ビックリマーク|markdown|いい質問",
+    "ko": r"이모지|이모티콘|굵은 글씨|볼드|기울임|글머리 기호|느낌표|마크다운|좋은 질문",
+    "ar": r"إيموجي|الإيموجي|الرموز التعبيرية|رموز تعبيرية|الخط العريض|خط عريض|علامات التعجب|"
+          r"سؤال رائع|سؤال ممتاز",
+    "hi": r"इमोजी|बोल्ड|बुलेट|विस्मयादिबोधक|अच्छा सवाल|बढ़िया सवाल",
+    "bn": r"ইমোজি|বোল্ড|বুলেট|বিস্ময়সূচক|ভালো প্রশ্ন",
+    "tr": r"\b(?:emoji\w{0,5}|ifade\w{0,5}|kalın|italik|madde işaret\w{0,5}|ünlem\w{0,5}|"
+          r"güzel soru|harika soru)",
+    "vi": r"\b(?:emoji|biểu tượng cảm xúc|icon|in đậm|chữ đậm|in nghiêng|gạch đầu dòng|dấu chấm "
+          r"than|câu hỏi hay)\b",
+    "id": r"\b(?:emoji|emotikon|huruf tebal|cetak tebal|bold|miring|poin-poin|bullet|tanda "
+          r"seru|pertanyaan bagus)\b",
+    "th": r"อีโมจิ|อิโมจิ|ตัวหนา|ตัวเอียง|บูลเล็ต|เครื่องหมายอัศเจรีย์|คำถามดี",
+    "tl": r"\b(?:emoji|bold|naka-bold|italics|bullet|tandang padamdam|magandang tanong)\b",
+}
+PROHIBITIONS: dict[str, str] = {
+    "en": r"\b(?:don't|dont|do not|never|stop|avoid|no|without|skip|drop|cut|less|fewer)\b",
+    "es": r"\b(?:no|nunca|deja de|dejes de|evita|sin|nada de|menos)\b",
+    "fr": r"\b(?:n'|(?:ne|jamais|arrête|arrêtez|évite|évitez|sans|pas de|plus de|moins de)\b)",
+    "pt": r"\b(?:não|nunca|pare de|para de|evite|sem|nada de|menos)\b",
+    "de": r"\b(?:kein\w{0,2}|nicht|nie|niemals|hör auf|ohne|verzichte|weniger)\b",
+    "it": r"\b(?:non|mai|smetti|evita|senza|niente|meno)\b",
+    "ru": r"(?<!\w)(?:не|никогда|без|хватит|перестань|избегай|меньше)(?!\w)",
+    "zh": r"不要|别|不用|不许|少用|避免|去掉|禁止|不准|不必",
+    "ja": r"ないで|使わない|なし|やめて|禁止|控えて|いらない|不要",
+    "ko": r"지 마|지마|말아|말고|빼고|없이|않|금지|줄여",
+    "ar": r"(?<!\w)(?:لا|بدون|توقف|تجنب|من غير|دون)(?!\w)",
+    "hi": r"(?<!\S)(?:मत|न|बिना|नहीं|बंद)(?!\S)",
+    "bn": r"(?<!\S)(?:না|ছাড়া|বাদ|বন্ধ)(?!\S)",
+    "tr": r"\b\w{2,15}(?:ma|me)(?:yın|yin|yınız|yiniz)?\b|\b(?:olmadan|kullanmadan|yok)\b",
+    "vi": r"\b(?:đừng|không|chớ|bỏ|thôi|bớt)\b",
+    "id": r"\b(?:jangan|tanpa|tidak usah|gak usah|nggak usah|ga usah|stop|berhenti|kurangi)\b",
+    "th": r"อย่า|ไม่ต้อง|ไม่|เลิก|งด",
+    "tl": r"\b(?:huwag|wag|walang|tigilan|itigil|bawasan)\b",
+}
+ONLY: dict[str, str] = {
+    "en": r"\b(?:only|just|entirely|nothing but)\b", "es": r"\b(?:solo|sólo|únicamente)\b",
+    "fr": r"\b(?:qu'|(?:que|seulement|uniquement)\b)", "pt": r"\b(?:apenas|só|somente)\b",
+    "de": r"\b(?:nur|ausschließlich)\b", "it": r"\b(?:solo|soltanto|solamente)\b",
+    "ru": r"(?<!\w)только(?!\w)", "zh": r"只", "ja": r"だけ|のみ", "ko": r"만(?!\w)",
+    "ar": r"(?<!\w)فقط(?!\w)", "hi": r"केवल|सिर्फ|ही", "bn": r"শুধু|কেবল",
+    "tr": r"\b(?:yalnızca|sadece)\b", "vi": r"\bchỉ\b", "id": r"\b(?:hanya|cuma|saja)\b",
+    "th": r"เท่านั้น|แค่", "tl": r"\b(?:lang|lamang)\b",
+}
 # Per language, for text whose language `language` can tell: the union above lets one
 # language's words read as another's orders ("da" is Spanish "give", Portuguese "of the").
 # Latin-script detection can mistake short English for another language ("Tell me a joke"
@@ -357,6 +427,15 @@ PREFERENCE_OF = {lang: _own(PREFERENCES, lang) if lang != "en" else re.compile(P
 PREFERENCE = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
                                  for rx in PREFERENCES.values()))
 REPORT_OF = {lang: re.compile(unicodedata.normalize("NFKC", rx)) for lang, rx in REPORTS.items()}
+DECORATION_OF = {lang: _own(DECORATIONS, lang) if lang != "en"
+                 else re.compile(DECORATIONS["en"]) for lang in DECORATIONS}
+PROHIBITION_OF = {lang: _own(PROHIBITIONS, lang) if lang != "en"
+                  else re.compile(PROHIBITIONS["en"]) for lang in PROHIBITIONS}
+ONLY_OF = {lang: _own(ONLY, lang) if lang != "en" else re.compile(ONLY["en"]) for lang in ONLY}
+# Text of no language told ("Latn", a short line) is read with every language's words.
+for _table, _of in ((DECORATIONS, DECORATION_OF), (PROHIBITIONS, PROHIBITION_OF), (ONLY, ONLY_OF)):
+    _of["Latn"] = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
+                                      for rx in _table.values()))
 COMMAND = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
                               for rx in COMMANDS.values()))
 LANGUAGES = tuple(ANCHORS)

@@ -39,13 +39,16 @@ from .guard_languages import (
     ANCHOR,
     COMMAND,
     COMMAND_OF,
+    DECORATION_OF,
     DIRECTED,
     HEDGE,
     HEDGE_OF,
     MUST,
     MUST_OF,
+    ONLY_OF,
     PREFERENCE,
     PREFERENCE_OF,
+    PROHIBITION_OF,
     REPORT_OF,
     language,
     prepare,
@@ -300,6 +303,26 @@ def _reported(text: str, lang: str | None) -> bool:
     return report is not None and report.match(text) is not None
 
 
+# Where a clause ends inside a sentence: punctuation, or "and" / "but" in the languages
+# that write them as words ("Don't use bold and add a link..." is two clauses).
+_PART = re.compile(r"[,;:!?|，；、：]|\s-\s|(?<!\w)(?:and|then|but|y|pero|et|mais|e|mas|und|"
+                   r"aber|ma|и|но|dan|tapi|at|tapos|ve|ama|và|nhưng)(?!\w)")
+
+
+def _leaves_out_decoration(text: str, start: int, lang: str | None) -> bool:
+    """True when the clause of `text` around `start` forbids decoration in the reply
+    (`vmem.guard_languages.DECORATIONS`: emoji, bold, "great question"...) and asks for
+    nothing only: such an order is harmless whoever gave it."""
+    code = lang if lang in DECORATION_OF else "Latn"
+    breaks = [m.end() for m in _PART.finditer(text, 0, start)]
+    first = breaks[-1] if breaks else 0
+    after = _PART.search(text, start)
+    clause = text[first:after.start() if after else len(text)]
+    return (DECORATION_OF[code].search(clause) is not None
+            and PROHIBITION_OF[code].search(clause) is not None
+            and ONLY_OF[code].search(clause) is None)
+
+
 def signals(sentence: str, text: str | None = None) -> set[str]:
     """The shared signals of `features` alone (cheap: what decides whether a sentence is
     scored at all), each with its COPIES."""
@@ -317,6 +340,8 @@ def signals(sentence: str, text: str | None = None) -> set[str]:
     own = _speaker_own(text, lang)
     if own or _reported(text, lang):
         orders, verb, bare = [], None, False
+    orders = [m for m in orders if not _leaves_out_decoration(text, m.start(), lang)]
+    bare = bare and not _leaves_out_decoration(text, 0, lang)
     if (orders or bare) and _AI_WORD.search(text):
         acted = _AI_ACTED.get(lang or "")
         if acted is not None and acted.search(text) and not ANCHOR.search(_AI_WORD.sub(" ", text)):
@@ -335,7 +360,8 @@ def signals(sentence: str, text: str | None = None) -> set[str]:
         found.add("@asks")
     if _LINK.search(text):
         found.add("@link")
-    if MUST_OF.get(lang, MUST).search(text) and not own:
+    if not own and any(not _leaves_out_decoration(text, m.start(), lang)
+                       for m in MUST_OF.get(lang, MUST).finditer(text)):
         found.add("@must")
     if ("@link" not in found and HEDGE_OF.get(lang, HEDGE).search(text)
             and not _BEYOND_THE_REPLY.search(text)):
