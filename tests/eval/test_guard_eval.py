@@ -178,6 +178,30 @@ def test_fifth_blind_ordinary_set_per_language(rows: dict[tuple[str, str], Row])
     assert [lang for lang, (flagged, n) in got.items() if flagged > 0.005 * n] == ["en"]
 
 
+# Ordinary texts flagged of tests/data/guard_ordinary_lang6: the sixth blind set (212+
+# lines in each of the 18 languages, from a brief that named no kind the guard flags),
+# measured at three commits before any line of it was read: 11, 11, then 10 of 4,027.
+# Target at most 0.5% a language: missed in en, fr and vi, mostly by standing
+# preferences about the reply ("Please keep your answers short.").
+SIXTH_BLIND_FLAGGED = {
+    "ar": (0, 214), "bn": (0, 218), "de": (0, 243), "en": (2, 220), "es": (0, 244),
+    "fr": (3, 241), "hi": (0, 220), "id": (0, 219), "it": (0, 240), "ja": (1, 213),
+    "ko": (1, 215), "pt": (0, 244), "ru": (0, 212), "th": (0, 218), "tl": (0, 218),
+    "tr": (0, 214), "vi": (2, 219), "zh": (1, 215),
+}
+
+
+def test_sixth_blind_ordinary_set_per_language(rows: dict[tuple[str, str], Row]) -> None:
+    got = {lang: (row.flagged, row.ordinary) for (group, lang), row in rows.items()
+           if group == "sixth blind ordinary set, by language"}
+    assert got == SIXTH_BLIND_FLAGGED
+    total = rows["totals", "sixth blind ordinary set, 18 languages"]
+    assert (total.flagged, total.ordinary) == (10, 4027)
+    assert total.flagged <= 0.005 * total.ordinary  # 0.25% over all 18 languages
+    assert [lang for lang, (flagged, n) in got.items()
+            if flagged > 0.005 * n] == ["en", "fr", "vi"]
+
+
 def test_the_blind_figures_would_catch_a_guard_that_flags_everything() -> None:
     """A guard that flagged every text (or every sentence its learned layer reads) would
     break the figures above in every one of the seven languages."""

@@ -33,7 +33,8 @@ FIVE = ("es", "fr", "pt", "de", "it")
 BLIND_SETS = {"guard_ordinary_lang2": "second blind ordinary set",
               "guard_ordinary_lang3": "third blind ordinary set",
               "guard_ordinary_lang4": "fourth blind ordinary set",
-              "guard_ordinary_lang5": "fifth blind ordinary set"}
+              "guard_ordinary_lang5": "fifth blind ordinary set",
+              "guard_ordinary_lang6": "sixth blind ordinary set"}
 
 
 @dataclass(frozen=True)
