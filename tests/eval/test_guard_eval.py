@@ -122,16 +122,6 @@ THIRD_BLIND_FLAGGED = {
 }
 
 
-def test_third_blind_ordinary_set_per_language(rows: dict[tuple[str, str], Row]) -> None:
-    got = {name: (row.flagged, row.ordinary) for (group, name), row in rows.items()
-           if group == "third blind ordinary set, by language"}
-    assert got == THIRD_BLIND_FLAGGED
-    total = rows["totals", "third blind ordinary set, 18 languages"]
-    assert (total.flagged, total.ordinary, total.before_flagged) == (6, 6409, 1)
-    assert total.flagged <= 0.005 * total.ordinary  # 0.11% over all 18 languages
-    assert sorted(lang for lang, (flagged, n) in got.items() if flagged > 0.005 * n) == ["tl"]
-
-
 # Ordinary texts flagged of tests/data/guard_ordinary_lang4: the fourth blind set (301+
 # lines in each of the 18 languages, about a fifth of them standing preferences, by three
 # writers who never saw the guard or the third set), committed before the change that
@@ -144,15 +134,6 @@ FOURTH_BLIND_FLAGGED = {
     "ko": (0, 312), "pt": (0, 326), "ru": (0, 313), "th": (0, 304), "tl": (1, 303),
     "tr": (0, 314), "vi": (0, 324), "zh": (1, 311),
 }
-
-
-def test_fourth_blind_ordinary_set_per_language(rows: dict[tuple[str, str], Row]) -> None:
-    got = {lang: (row.flagged, row.ordinary) for (group, lang), row in rows.items()
-           if group == "fourth blind ordinary set, by language"}
-    assert got == FOURTH_BLIND_FLAGGED
-    total = rows["totals", "fourth blind ordinary set, 18 languages"]
-    assert (total.flagged, total.ordinary) == (2, 5675)
-    assert all(flagged <= 0.005 * n for flagged, n in got.values())
 
 
 # Ordinary texts flagged of tests/data/guard_ordinary_lang5: the fifth blind set (229+
@@ -168,16 +149,6 @@ FIFTH_BLIND_FLAGGED = {
 }
 
 
-def test_fifth_blind_ordinary_set_per_language(rows: dict[tuple[str, str], Row]) -> None:
-    got = {lang: (row.flagged, row.ordinary) for (group, lang), row in rows.items()
-           if group == "fifth blind ordinary set, by language"}
-    assert got == FIFTH_BLIND_FLAGGED
-    total = rows["totals", "fifth blind ordinary set, 18 languages"]
-    assert (total.flagged, total.ordinary) == (8, 4166)
-    assert total.flagged <= 0.005 * total.ordinary  # 0.19% over all 18 languages
-    assert [lang for lang, (flagged, n) in got.items() if flagged > 0.005 * n] == ["en"]
-
-
 # Ordinary texts flagged of tests/data/guard_ordinary_lang6: the sixth blind set (212+
 # lines in each of the 18 languages, from a brief that named no kind the guard flags),
 # measured at three commits before any line of it was read: 11, 11, then 10 of 4,027.
@@ -191,15 +162,27 @@ SIXTH_BLIND_FLAGGED = {
 }
 
 
-def test_sixth_blind_ordinary_set_per_language(rows: dict[tuple[str, str], Row]) -> None:
+# Each later blind set: its flagged counts by language, its lines, and the languages
+# above 0.5% (issue 16's target is at most 0.5% in every language).
+LATER_BLIND_SETS = {
+    "third": (THIRD_BLIND_FLAGGED, 6409, ["tl"]),
+    "fourth": (FOURTH_BLIND_FLAGGED, 5675, []),
+    "fifth": (FIFTH_BLIND_FLAGGED, 4166, ["en"]),
+    "sixth": (SIXTH_BLIND_FLAGGED, 4027, ["en", "fr", "vi"]),
+}
+
+
+@pytest.mark.parametrize("name", LATER_BLIND_SETS)
+def test_later_blind_ordinary_sets_per_language(rows: dict[tuple[str, str], Row],
+                                                name: str) -> None:
+    flagged_by_language, lines, above = LATER_BLIND_SETS[name]
     got = {lang: (row.flagged, row.ordinary) for (group, lang), row in rows.items()
-           if group == "sixth blind ordinary set, by language"}
-    assert got == SIXTH_BLIND_FLAGGED
-    total = rows["totals", "sixth blind ordinary set, 18 languages"]
-    assert (total.flagged, total.ordinary) == (10, 4027)
-    assert total.flagged <= 0.005 * total.ordinary  # 0.25% over all 18 languages
-    assert [lang for lang, (flagged, n) in got.items()
-            if flagged > 0.005 * n] == ["en", "fr", "vi"]
+           if group == f"{name} blind ordinary set, by language"}
+    assert got == flagged_by_language
+    total = rows["totals", f"{name} blind ordinary set, 18 languages"]
+    assert (total.flagged, total.ordinary) == (sum(f for f, _n in got.values()), lines)
+    assert total.flagged <= 0.005 * total.ordinary  # under 0.5% over all 18 languages
+    assert [lang for lang, (flagged, n) in got.items() if flagged > 0.005 * n] == above
 
 
 def test_the_blind_figures_would_catch_a_guard_that_flags_everything() -> None:
