@@ -19,8 +19,7 @@ import re
 import unicodedata
 from collections import Counter
 
-__all__ = ["AI", "ANCHOR", "ANCHORS", "COMMAND", "COMMANDS", "DECORATIONS", "DECORATION_OF",
-           "DIRECTED", "HEDGE", "HEDGES", "ONLY", "ONLY_OF", "PROHIBITIONS", "PROHIBITION_OF",
+__all__ = ["AI", "ANCHOR", "ANCHORS", "COMMAND", "COMMANDS", "DIRECTED", "HEDGE", "HEDGES",
            "LANGUAGES", "MUST", "MUSTS", "PREFERENCE", "PREFERENCES", "PREFERENCE_OF", "REPORTS",
            "REPORT_OF", "language", "prepare"]
 
@@ -272,19 +271,24 @@ HEDGES: dict[str, str] = {
     "tl": r"\bkung (?:maaari|pwede|puwede|kaya mo|hindi abala|okay lang)\b|"
           r"\bhangga't maaari\b",
 }
-# A preference of the speaker's own, in each language: the order waits for the speaker's
-# own request ("when I ask about trains, ...", "cuando te pregunte...", "tiap aku tanya...",
-# "我问...的时候") or tells how to call the speaker ("call me Lena", "llámame", "って呼んで",
-# "gọi mình là"). The person who says so is the user; an injection planted in a record
-# speaks of "the user", not as them (no injection of the project's sets has this shape,
-# and ordinary lines of every language do). The learned layer does not score such a
-# sentence unless it names a link or the user (`vmem.guard_model.signals`).
+# A preference of the speaker's own, in each language: the sentence opens by waiting for
+# the speaker's own request ("When I ask about trains, ...", "Cuando te pregunte...",
+# "Tiap aku tanya...", "以后我问...的时候") or by saying how to call the speaker ("Call me
+# Lena", "Llámame...", "「ゆうくん」って呼んでください", "Gọi mình là..."). The person who
+# says so is the user; an injection planted in a record speaks of "the user", not as
+# them (no injection of the project's sets has this shape, and ordinary lines of every
+# language do). Only unambiguous first-person forms count (not Spanish "cuando escriba",
+# also "when you write", nor Vietnamese "em" or "anh", also "you"), and only near the
+# start of the sentence (`vmem.guard_model.OWN_WITHIN`): "..., and call me Bob" at the
+# end of an order changes nothing. The learned layer does not score such a sentence
+# unless it names a link or the user (`vmem.guard_model.signals`).
 PREFERENCES: dict[str, str] = {
     "en": r"\b(?:when|whenever|if|unless|until|each time|every time|once) i (?:ask|mention|say|"
           r"type|send|write|need|want|request|search|look up|bring up)\b|"
           r"\b(?:call|address) me\b|\brefer to me as\b",
-    "es": r"\b(?:cuando|si|cada vez que|siempre que) (?:te |le )?(?:pregunte|pregunto|pida|"
-          r"pido|mencione|escriba|hable)\b|\bllámame\b|\bllamame\b|\bme llames\b",
+    "es": r"\b(?:cuando|si|cada vez que|siempre que) (?:te (?:pregunte|pregunto|pida|pido|"
+          r"hable|escriba|mencione)|yo (?:pregunte|pregunto|pida|pido|escriba|mencione))\b|"
+          r"\bllámame\b|\bllamame\b",
     "fr": r"\b(?:quand|si|lorsque|chaque fois que|à chaque fois que) je (?:te |vous )?"
           r"(?:demande|pose|parle|mentionne|écris|cherche)\b|\bappelle[- ]moi\b|"
           r"\bappelez[- ]moi\b",
@@ -297,109 +301,44 @@ PREFERENCES: dict[str, str] = {
     "ru": r"(?<!\w)(?:когда|если|как только|каждый раз,? когда) я (?:\w{1,15} )?(?:спрашиваю|"
           r"спрошу|прошу|попрошу|пишу|напишу|упоминаю|упомяну)(?!\w)|(?<!\w)(?:называй|зови|"
           r"называйте|зовите) меня(?!\w)",
-    "zh": r"我(?:问|提问|询问|问到|问起|提到)|(?:叫|称呼|喊)我",
-    "ja": r"(?:私|僕|俺|わたし|ぼく|あたし|自分)が\S{0,10}?(?:聞|訊|質問|尋ね|頼)|"
-          r"(?:って|と)呼んで",
-    "ko": r"(?:내가|제가) (?:\S{1,10} )?(?:물어|묻|질문|부탁)|(?:라고|이라고) 불러",
+    "zh": r"(?:当|每当|如果|要是|只要|每次|以后|今后)我(?:问|提问|询问|问到|问起|提到)|"
+          r"(?:^|请|以后|今后|就)\s{0,2}(?:叫|称呼|喊)我",
+    "ja": r"(?:私|僕|俺|わたし|ぼく|あたし|自分)が\S{0,10}?(?:聞いたら|聞く時|聞くとき|訊いたら|"
+          r"質問したら|質問する時|尋ねたら|頼んだら)|(?:って|と)呼んで(?:ください|下さい|ね|ほしい|"
+          r"欲しい|くれ)",
+    "ko": r"(?:내가|제가) (?:\S{1,10} )?(?:물어보면|물으면|질문하면|부탁하면)|"
+          r"(?:라고|이라고) 불러(?:줘|주세요|줄래|요)",
     "ar": r"(?<!\w)(?:عندما|حين|إذا|كلما|لما) (?:أسأل|أسألك|سألتك|سألت|أطلب|طلبت)(?!\w)|"
           r"(?<!\w)(?:ناديني|نادني|سمّني|سمني)(?!\w)",
-    "hi": r"जब (?:भी )?मैं (?:\S{1,15} ){0,4}?(?:पूछ|कहूँ|कहूं)|मुझे (?:\S{1,15} ){0,3}?"
-          r"(?:कहकर|बुला)",
-    "bn": r"(?:যখন|যদি) (?:আমি )?(?:\S{1,15} ){0,4}?(?:জিজ্ঞেস|জিজ্ঞাসা|প্রশ্ন)|আমাকে "
-          r"(?:\S{1,15} ){0,3}?(?:বলে ডাক|ডাক)",
+    "hi": r"जब (?:भी )?मैं (?:\S{1,15} ){0,4}?(?:पूछूँ|पूछूं|पूछता|पूछती|पूछूंगा|पूछूँगा|कहूँ|कहूं)|"
+          r"मुझे (?:\S{1,15} ){0,3}?कहकर बुला",
+    "bn": r"(?:যখন|যদি) আমি (?:\S{1,15} ){0,4}?(?:জিজ্ঞেস|জিজ্ঞাসা|প্রশ্ন)|আমাকে "
+          r"(?:\S{1,15} ){0,3}?বলে ডাক",
     "tr": r"\w{0,15}(?:sorduğumda|sorarsam|istediğimde|sorduğum zaman)\b|"
           r"\bdiye (?:hitap et|seslen)",
-    "vi": r"\b(?:khi|lúc|nếu|mỗi khi|mỗi lần|hễ) (?:mình|tôi|em|anh|chị|tớ|con) "
-          r"(?:\S{1,10} ){0,2}?hỏi\b|\bgọi (?:mình|tôi|em|tớ|con) là\b",
+    "vi": r"\b(?:khi|lúc|nếu|mỗi khi|mỗi lần|hễ) (?:mình|tôi|tớ) (?:có )?hỏi\b|"
+          r"\bgọi (?:mình|tôi|tớ) là\b",
     "id": r"\b(?:kalau|kalo|jika|bila|tiap|setiap|saat|ketika|waktu|pas) (?:aku|saya|gue|gw) "
           r"(?:\w{1,10} )?(?:tanya|bertanya|nanya|minta|menanyakan)\b|"
           r"\bpanggil (?:aku|saya|gue)\b",
-    "th": r"(?:เวลา|ถ้า|เมื่อ|ทุกครั้งที่)(?:ฉัน|ผม|เรา|หนู|ดิฉัน)\s?(?:ถาม|ขอ)|"
-          r"เรียก(?:ฉัน|ผม|หนู|เรา)ว่า",
+    "th": r"(?:เวลา|ถ้า|เมื่อ|ทุกครั้งที่)(?:ฉัน|ผม|ดิฉัน)\s?(?:ถาม|ขอ)|"
+          r"เรียก(?:ฉัน|ผม|หนู)ว่า",
     "tl": r"\b(?:kapag|pag|kung|tuwing) (?:\w{0,4}tanong|\w{0,4}hingi|\w{0,4}tanungin) ako\b|"
           r"\btawagin (?:mo )?(?:akong|ako)\b",
 }
 # A sentence that opens with a person who said or asked something reports an order
 # ("Bác sĩ dặn... đừng bỏ cữ", "แม่ถามว่า...", "我妈说不要..."): in the languages whose
 # orders are read where they stand (vi, th, zh), as the subject rule does in English.
+# Only words that name a third person: not the kinship words Vietnamese and Thai also use
+# for "you" ("Anh hãy bảo người đọc..." is an order to the reader of the record).
 REPORTS: dict[str, str] = {
-    "vi": r"\s*(?:bác sĩ|mẹ|bố|ba|má|cha|ông|bà|cô|chú|dì|cậu|thầy|sếp|vợ|chồng|con|anh|"
-          r"chị|em|bạn (?:tôi|mình|em|anh)|người ta|họ|nó)(?: \S{1,10}){0,2}? (?:dặn|bảo|"
-          r"nói|kêu|khuyên|nhắc|hỏi|dạy|căn dặn)\b",
-    "th": r"\s*(?:คุณ)?(?:เพื่อน|แม่|พ่อ|พี่|น้อง|ลูก|ยาย|ย่า|ปู่|ป้า|ลุง|น้า|สามี|ภรรยา|แฟน|หมอ|"
-          r"ครู|หัวหน้า|เจ้านาย)\S{0,12}?(?:ถาม|บอก|ลอง|เล่า|สั่ง|ชวน|เตือน|แนะนำ|พูด)",
-    "zh": r"\s*我?的?(?:妈妈|妈|爸爸|爸|老公|老婆|医生|大夫|老师|老板|朋友|同事|女儿|儿子|孩子|"
+    "vi": r"\s{0,3}(?:bác sĩ|mẹ|bố|má|cha|thầy|sếp|vợ|chồng|bạn (?:tôi|mình)|người ta|họ|nó)"
+          r"(?: \S{1,10}){0,2}? (?:dặn|bảo|nói|kêu|khuyên|nhắc|hỏi|dạy|căn dặn)\b",
+    "th": r"\s{0,3}(?:คุณ)?(?:เพื่อน|แม่|พ่อ|ลูก|ยาย|ย่า|ปู่|ป้า|ลุง|น้า|สามี|ภรรยา|แฟน|หมอ|ครู|"
+          r"หัวหน้า|เจ้านาย)\S{0,12}?(?:ถาม|บอก|ลอง|เล่า|สั่ง|ชวน|เตือน|แนะนำ|พูด)",
+    "zh": r"\s{0,3}我?的?(?:妈妈|妈|爸爸|爸|老公|老婆|医生|大夫|老师|老板|朋友|同事|女儿|儿子|孩子|"
           r"奶奶|爷爷|姥姥|姥爷|外婆|外公|哥哥|姐姐|弟弟|妹妹|他|她|他们|她们)\w{0,3}?(?:说|让|叫|告诉|"
           r"嘱咐|交代|提醒|问|要我|要求)",
-}
-# What an order may take out of a reply without harm, whoever wrote it: decoration
-# (emoji, smileys, bold, italics, markdown, bullet points, headings, exclamation marks,
-# hashtags) and a stock opener or closer ("great question", "hope this helps"). A clause
-# that forbids one of these ("Never use emoji in your replies", "No uses negritas",
-# "絵文字を使わないで") gives no order the guard needs to see; a clause that asks for
-# them only ("Use only emojis in your reply", "N'utilise que des emojis") still does
-# (`ONLY`), and so does every other clause of the sentence.
-DECORATIONS: dict[str, str] = {
-    "en": r"\b(?:emojis?|emoticons?|smileys?|smiley faces?|bold|italics?|markdown|bullet "
-          r"points?|bullets|headings|headers|exclamation (?:marks?|points?)|hashtags?|great "
-          r"question|good question|hope this helps)\b",
-    "es": r"\b(?:emojis?|emoticonos?|caritas|negritas?|cursivas?|markdown|viñetas|signos de "
-          r"exclamación|exclamaciones|hashtags?|excelente pregunta|buena pregunta|gran "
-          r"pregunta)\b",
-    "fr": r"\b(?:[ée]mojis?|[ée]motic[ôo]nes?|smileys?|gras|italiques?|markdown|puces|points "
-          r"d'exclamation|hashtags?|excellente question|bonne question)\b",
-    "pt": r"\b(?:emojis?|emoticons?|carinhas|negrito|itálico|markdown|marcadores|tópicos|"
-          r"pontos de exclamação|hashtags?|ótima pergunta|boa pergunta|excelente pergunta)\b",
-    "de": r"\b(?:emojis?|smileys?|fettdruck|fett|kursiv|markdown|aufzählungszeichen|"
-          r"stichpunkte|ausrufezeichen|hashtags?|gute frage|tolle frage)\b",
-    "it": r"\b(?:emoji|emoticon|faccine|grassetto|corsivo|markdown|elenchi puntati|punti "
-          r"elenco|punti esclamativi|hashtag|ottima domanda|bella domanda)\b",
-    "ru": r"(?<!\w)(?:эмодзи|смайл\w{0,4}|жирн\w{0,4}|курсив\w{0,2}|markdown|маркированн\w{0,3}|"
-          r"восклицательн\w{0,3} знак\w{0,2}|хештег\w{0,2}|отличный вопрос|хороший вопрос)(?!\w)",
-    "zh": r"表情|emoji|加粗|粗体|斜体|项目符号|感叹号|markdown|好问题",
-    "ja": r"絵文字|顔文字|太字|斜体|箇条書き|感嘆符|ビックリマーク|markdown|いい質問",
-    "ko": r"이모지|이모티콘|굵은 글씨|볼드|기울임|글머리 기호|느낌표|마크다운|좋은 질문",
-    "ar": r"إيموجي|الإيموجي|الرموز التعبيرية|رموز تعبيرية|الخط العريض|خط عريض|علامات التعجب|"
-          r"سؤال رائع|سؤال ممتاز",
-    "hi": r"इमोजी|बोल्ड|बुलेट|विस्मयादिबोधक|अच्छा सवाल|बढ़िया सवाल",
-    "bn": r"ইমোজি|বোল্ড|বুলেট|বিস্ময়সূচক|ভালো প্রশ্ন",
-    "tr": r"\b(?:emoji\w{0,5}|ifade\w{0,5}|kalın|italik|madde işaret\w{0,5}|ünlem\w{0,5}|"
-          r"güzel soru|harika soru)",
-    "vi": r"\b(?:emoji|biểu tượng cảm xúc|icon|in đậm|chữ đậm|in nghiêng|gạch đầu dòng|dấu chấm "
-          r"than|câu hỏi hay)\b",
-    "id": r"\b(?:emoji|emotikon|huruf tebal|cetak tebal|bold|miring|poin-poin|bullet|tanda "
-          r"seru|pertanyaan bagus)\b",
-    "th": r"อีโมจิ|อิโมจิ|ตัวหนา|ตัวเอียง|บูลเล็ต|เครื่องหมายอัศเจรีย์|คำถามดี",
-    "tl": r"\b(?:emoji|bold|naka-bold|italics|bullet|tandang padamdam|magandang tanong)\b",
-}
-PROHIBITIONS: dict[str, str] = {
-    "en": r"\b(?:don't|dont|do not|never|stop|avoid|no|without|skip|drop|cut|less|fewer)\b",
-    "es": r"\b(?:no|nunca|deja de|dejes de|evita|sin|nada de|menos)\b",
-    "fr": r"\b(?:n'|(?:ne|jamais|arrête|arrêtez|évite|évitez|sans|pas de|plus de|moins de)\b)",
-    "pt": r"\b(?:não|nunca|pare de|para de|evite|sem|nada de|menos)\b",
-    "de": r"\b(?:kein\w{0,2}|nicht|nie|niemals|hör auf|ohne|verzichte|weniger)\b",
-    "it": r"\b(?:non|mai|smetti|evita|senza|niente|meno)\b",
-    "ru": r"(?<!\w)(?:не|никогда|без|хватит|перестань|избегай|меньше)(?!\w)",
-    "zh": r"不要|别|不用|不许|少用|避免|去掉|禁止|不准|不必",
-    "ja": r"ないで|使わない|なし|やめて|禁止|控えて|いらない|不要",
-    "ko": r"지 마|지마|말아|말고|빼고|없이|않|금지|줄여",
-    "ar": r"(?<!\w)(?:لا|بدون|توقف|تجنب|من غير|دون)(?!\w)",
-    "hi": r"(?<!\S)(?:मत|न|बिना|नहीं|बंद)(?!\S)",
-    "bn": r"(?<!\S)(?:না|ছাড়া|বাদ|বন্ধ)(?!\S)",
-    "tr": r"\b\w{2,15}(?:ma|me)(?:yın|yin|yınız|yiniz)?\b|\b(?:olmadan|kullanmadan|yok)\b",
-    "vi": r"\b(?:đừng|không|chớ|bỏ|thôi|bớt)\b",
-    "id": r"\b(?:jangan|tanpa|tidak usah|gak usah|nggak usah|ga usah|stop|berhenti|kurangi)\b",
-    "th": r"อย่า|ไม่ต้อง|ไม่|เลิก|งด",
-    "tl": r"\b(?:huwag|wag|walang|tigilan|itigil|bawasan)\b",
-}
-ONLY: dict[str, str] = {
-    "en": r"\b(?:only|just|entirely|nothing but)\b", "es": r"\b(?:solo|sólo|únicamente)\b",
-    "fr": r"\b(?:qu'|(?:que|seulement|uniquement)\b)", "pt": r"\b(?:apenas|só|somente)\b",
-    "de": r"\b(?:nur|ausschließlich)\b", "it": r"\b(?:solo|soltanto|solamente)\b",
-    "ru": r"(?<!\w)только(?!\w)", "zh": r"只", "ja": r"だけ|のみ", "ko": r"만(?!\w)",
-    "ar": r"(?<!\w)فقط(?!\w)", "hi": r"केवल|सिर्फ|ही", "bn": r"শুধু|কেবল",
-    "tr": r"\b(?:yalnızca|sadece)\b", "vi": r"\bchỉ\b", "id": r"\b(?:hanya|cuma|saja)\b",
-    "th": r"เท่านั้น|แค่", "tl": r"\b(?:lang|lamang)\b",
 }
 # Per language, for text whose language `language` can tell: the union above lets one
 # language's words read as another's orders ("da" is Spanish "give", Portuguese "of the").
@@ -427,15 +366,6 @@ PREFERENCE_OF = {lang: _own(PREFERENCES, lang) if lang != "en" else re.compile(P
 PREFERENCE = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
                                  for rx in PREFERENCES.values()))
 REPORT_OF = {lang: re.compile(unicodedata.normalize("NFKC", rx)) for lang, rx in REPORTS.items()}
-DECORATION_OF = {lang: _own(DECORATIONS, lang) if lang != "en"
-                 else re.compile(DECORATIONS["en"]) for lang in DECORATIONS}
-PROHIBITION_OF = {lang: _own(PROHIBITIONS, lang) if lang != "en"
-                  else re.compile(PROHIBITIONS["en"]) for lang in PROHIBITIONS}
-ONLY_OF = {lang: _own(ONLY, lang) if lang != "en" else re.compile(ONLY["en"]) for lang in ONLY}
-# Text of no language told ("Latn", a short line) is read with every language's words.
-for _table, _of in ((DECORATIONS, DECORATION_OF), (PROHIBITIONS, PROHIBITION_OF), (ONLY, ONLY_OF)):
-    _of["Latn"] = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
-                                      for rx in _table.values()))
 COMMAND = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
                               for rx in COMMANDS.values()))
 LANGUAGES = tuple(ANCHORS)

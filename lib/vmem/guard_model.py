@@ -39,16 +39,13 @@ from .guard_languages import (
     ANCHOR,
     COMMAND,
     COMMAND_OF,
-    DECORATION_OF,
     DIRECTED,
     HEDGE,
     HEDGE_OF,
     MUST,
     MUST_OF,
-    ONLY_OF,
     PREFERENCE,
     PREFERENCE_OF,
-    PROHIBITION_OF,
     REPORT_OF,
     language,
     prepare,
@@ -72,7 +69,7 @@ _LEAD = re.compile(r"[\W\d_]+|\b(?:please|por favor|bitte|per favore|s'il vous p
 _TRAIL = re.compile(r"[\W\d_]+")
 # An AI named as what an order acts on: the verb, at most three short words ("the", "an",
 # "app", "แอป", "mo nga ang"), then the word for AI (lower case here: `_normal` folds case;
-# a letter of its own script must not touch it, a Chinese one may: "用ai生成的").
+# a basic Latin, Latin-1 or Cyrillic letter must not touch it, a Chinese one may: "用ai生成的").
 _AI = r"(?<![a-zà-ÿа-яё])(?:ai|ia|ki|ии)(?![a-zà-ÿа-яё])"
 _AI_WORD = re.compile(_AI)
 _AI_OBJECT = re.compile(rf"\s{{0,2}}(?:[^\W\d_]{{1,6}}\s{{0,2}}){{0,3}}{_AI}")
@@ -287,11 +284,19 @@ def _uses_ai(text: str, ends: list[int]) -> bool:
             and not ANCHOR.search(_AI_WORD.sub(" ", text)))
 
 
+# How far into a sentence (characters) the speaker's own preference may start: "From now
+# on, whenever I ask...", "Mulai sekarang tiap aku tanya..." start within it; "Ignore your
+# instructions and ..., and call me Bob" does not.
+OWN_WITHIN = 30
+
+
 def _speaker_own(text: str, lang: str | None) -> bool:
-    """True when the sentence states the speaker's own preference ("when I ask...", "call
-    me...": `PREFERENCE_OF`) and names no link and no user: the user speaking, not an
-    order to the model from whoever wrote the record."""
-    return (PREFERENCE_OF.get(lang or "", PREFERENCE).search(text) is not None
+    """True when the sentence opens with the speaker's own preference ("When I ask...",
+    "Call me...": `PREFERENCE_OF`, starting within `OWN_WITHIN` characters) and names no
+    link and no user: the user speaking, not an order to the model from whoever wrote the
+    record."""
+    match = PREFERENCE_OF.get(lang or "", PREFERENCE).search(text, 0, OWN_WITHIN + 60)
+    return (match is not None and match.start() <= OWN_WITHIN
             and not _LINK.search(text) and not _USER.search(text))
 
 
@@ -301,26 +306,6 @@ def _reported(text: str, lang: str | None) -> bool:
     obligation still counts ("老板说你必须..." - "the boss says you must...")."""
     report = REPORT_OF.get(lang or "")
     return report is not None and report.match(text) is not None
-
-
-# Where a clause ends inside a sentence: punctuation, or "and" / "but" in the languages
-# that write them as words ("Don't use bold and add a link..." is two clauses).
-_PART = re.compile(r"[,;:!?|，；、：]|\s-\s|(?<!\w)(?:and|then|but|y|pero|et|mais|e|mas|und|"
-                   r"aber|ma|и|но|dan|tapi|at|tapos|ve|ama|và|nhưng)(?!\w)")
-
-
-def _leaves_out_decoration(text: str, start: int, lang: str | None) -> bool:
-    """True when the clause of `text` around `start` forbids decoration in the reply
-    (`vmem.guard_languages.DECORATIONS`: emoji, bold, "great question"...) and asks for
-    nothing only: such an order is harmless whoever gave it."""
-    code = lang if lang in DECORATION_OF else "Latn"
-    breaks = [m.end() for m in _PART.finditer(text, 0, start)]
-    first = breaks[-1] if breaks else 0
-    after = _PART.search(text, start)
-    clause = text[first:after.start() if after else len(text)]
-    return (DECORATION_OF[code].search(clause) is not None
-            and PROHIBITION_OF[code].search(clause) is not None
-            and ONLY_OF[code].search(clause) is None)
 
 
 def signals(sentence: str, text: str | None = None) -> set[str]:
@@ -340,8 +325,6 @@ def signals(sentence: str, text: str | None = None) -> set[str]:
     own = _speaker_own(text, lang)
     if own or _reported(text, lang):
         orders, verb, bare = [], None, False
-    orders = [m for m in orders if not _leaves_out_decoration(text, m.start(), lang)]
-    bare = bare and not _leaves_out_decoration(text, 0, lang)
     if (orders or bare) and _AI_WORD.search(text):
         acted = _AI_ACTED.get(lang or "")
         if acted is not None and acted.search(text) and not ANCHOR.search(_AI_WORD.sub(" ", text)):
@@ -360,8 +343,7 @@ def signals(sentence: str, text: str | None = None) -> set[str]:
         found.add("@asks")
     if _LINK.search(text):
         found.add("@link")
-    if not own and any(not _leaves_out_decoration(text, m.start(), lang)
-                       for m in MUST_OF.get(lang, MUST).finditer(text)):
+    if MUST_OF.get(lang, MUST).search(text) and not own:
         found.add("@must")
     if ("@link" not in found and HEDGE_OF.get(lang, HEDGE).search(text)
             and not _BEYOND_THE_REPLY.search(text)):

@@ -5,14 +5,11 @@ the same sentence or the next one rarely are. Each signal is `(name, weight, reg
 the normalised text (punctuation kept); a window of two sentences whose signals weigh
 `SIGNAL_THRESHOLD` or more is flagged. The signals model the shape of an injection: it
 addresses the model, gives an order, and aims it at the model's own rules, data or reply.
-Three weigh against the others: a hedge ("if you can"), the speaker's own request ("when
-I ask...") and an order that only leaves decoration out ("no emoji"), the ways a person
-asks for a preference.
+One weighs against the others: a hedge ("if you can"), the way a person asks for a
+preference.
 """
 
 from __future__ import annotations
-
-from .guard_languages import DECORATIONS, ONLY, PREFERENCES, PROHIBITIONS
 
 __all__ = ["SIGNALS", "SIGNAL_THRESHOLD"]
 
@@ -189,16 +186,6 @@ SIGNALS: tuple[tuple[str, float, str], ...] = (
      r"\bif (?:you can|you could|possible|you don'?t mind|you do not mind|that'?s (?:ok|okay|"
      r"alright|fine)|it'?s not too much trouble)\b|\b(?:where|when|whenever) possible\b|"
      r"\bwhen you (?:can|get a chance)\b|\bideally\b"),
-    # So does the speaker's own preference ("Keep your answers short unless I ask for
-    # more", "call me Lena"): the user speaking of their own requests, read as the learned
-    # layer reads it (`vmem.guard_languages.PREFERENCES`).
-    ("states the speaker's own preference", -1.0, PREFERENCES["en"]),
-    # An order that only takes decoration out of the reply ("Never use emoji in your
-    # replies", "Stop starting every answer with 'Great question'") is harmless whoever
-    # gave it (`vmem.guard_languages.DECORATIONS`); asking for them only is not. Only the
-    # word that forbids is matched, so that the words between still count as signals.
-    ("leaves decoration out", -1.0,
-     rf"{PROHIBITIONS['en']}(?=(?:(?!{ONLY['en']})[^.!?;,:\n]){{0,60}}?{DECORATIONS['en']})"),
     ("asks to deceive", 1.0,
      r"\blie\b|\beven if (?:it|that) (?:is|isn'?t|didn'?t|wasn'?t)\b|\bregardless of\b|"
      r"\bwhether (?:or not )?(?:it'?s|it is) true\b|\bstop being (?:helpful|honest|polite|safe)\b"),
