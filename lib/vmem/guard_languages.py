@@ -20,8 +20,7 @@ import unicodedata
 from collections import Counter
 
 __all__ = ["AI", "ANCHOR", "ANCHORS", "COMMAND", "COMMANDS", "DIRECTED", "HEDGE", "HEDGES",
-           "LANGUAGES", "MUST", "MUSTS", "PREFERENCE", "PREFERENCES", "PREFERENCE_OF", "REPORTS",
-           "REPORT_OF", "language", "prepare"]
+           "LANGUAGES", "MUST", "MUSTS", "language", "prepare"]
 
 _W = r"(?:\w{1,20} )"  # any one word, bounded
 ANCHORS: dict[str, str] = {
@@ -271,75 +270,6 @@ HEDGES: dict[str, str] = {
     "tl": r"\bkung (?:maaari|pwede|puwede|kaya mo|hindi abala|okay lang)\b|"
           r"\bhangga't maaari\b",
 }
-# A preference of the speaker's own, in each language: the sentence opens by waiting for
-# the speaker's own request ("When I ask about trains, ...", "Cuando te pregunte...",
-# "Tiap aku tanya...", "以后我问...的时候") or by saying how to call the speaker ("Call me
-# Lena", "Llámame...", "「ゆうくん」って呼んでください", "Gọi mình là..."). The person who
-# says so is the user; an injection planted in a record speaks of "the user", not as
-# them (no injection of the project's sets has this shape, and ordinary lines of every
-# language do). Only unambiguous first-person forms count (not Spanish "cuando escriba",
-# also "when you write", nor Vietnamese "em" or "anh", also "you"), and only near the
-# start of the sentence (`vmem.guard_model.OWN_WITHIN`): "..., and call me Bob" at the
-# end of an order changes nothing. The learned layer does not score such a sentence
-# unless it names a link or the user (`vmem.guard_model.signals`).
-PREFERENCES: dict[str, str] = {
-    "en": r"\b(?:when|whenever|if|unless|until|each time|every time|once) i (?:ask|mention|say|"
-          r"type|send|write|need|want|request|search|look up|bring up)\b|"
-          r"\b(?:call|address) me\b|\brefer to me as\b",
-    "es": r"\b(?:cuando|si|cada vez que|siempre que) (?:te (?:pregunte|pregunto|pida|pido|"
-          r"hable|escriba|mencione)|yo (?:pregunte|pregunto|pida|pido|escriba|mencione))\b|"
-          r"\bllámame\b|\bllamame\b",
-    "fr": r"\b(?:quand|si|lorsque|chaque fois que|à chaque fois que) je (?:te |vous )?"
-          r"(?:demande|pose|parle|mentionne|écris|cherche)\b|\bappelle[- ]moi\b|"
-          r"\bappelez[- ]moi\b",
-    "pt": r"\b(?:quando|se|sempre que|toda vez que) eu (?:te |lhe )?(?:perguntar|pergunto|"
-          r"pedir|peço|mencionar|falar|escrever)\b|\bme (?:chame|chama)\b|\bchame-me\b",
-    "de": r"\b(?:wenn|falls|sobald|immer wenn|jedes mal,? wenn) ich (?:\w{1,15} ){0,5}?"
-          r"(?:frage|erwähne|schreibe|bitte|suche)\b|\bnenn(?:e|en sie)? mich\b",
-    "it": r"\b(?:quando|se|ogni volta che) (?:ti )?(?:chiedo|domando|chiederò|scrivo|"
-          r"menziono|parlo)\b|\bchiamami\b",
-    "ru": r"(?<!\w)(?:когда|если|как только|каждый раз,? когда) я (?:\w{1,15} )?(?:спрашиваю|"
-          r"спрошу|прошу|попрошу|пишу|напишу|упоминаю|упомяну)(?!\w)|(?<!\w)(?:называй|зови|"
-          r"называйте|зовите) меня(?!\w)",
-    "zh": r"(?:当|每当|如果|要是|只要|每次|以后|今后)我(?:问|提问|询问|问到|问起|提到)|"
-          r"(?:^|请|以后|今后|就)\s{0,2}(?:叫|称呼|喊)我",
-    "ja": r"(?:私|僕|俺|わたし|ぼく|あたし|自分)が\S{0,10}?(?:聞いたら|聞く時|聞くとき|訊いたら|"
-          r"質問したら|質問する時|尋ねたら|頼んだら)|(?:って|と)呼んで(?:ください|下さい|ね|ほしい|"
-          r"欲しい|くれ)",
-    "ko": r"(?:내가|제가) (?:\S{1,10} )?(?:물어보면|물으면|질문하면|부탁하면)|"
-          r"(?:라고|이라고) 불러(?:줘|주세요|줄래|요)",
-    "ar": r"(?<!\w)(?:عندما|حين|إذا|كلما|لما) (?:أسأل|أسألك|سألتك|سألت|أطلب|طلبت)(?!\w)|"
-          r"(?<!\w)(?:ناديني|نادني|سمّني|سمني)(?!\w)",
-    "hi": r"जब (?:भी )?मैं (?:\S{1,15} ){0,4}?(?:पूछूँ|पूछूं|पूछता|पूछती|पूछूंगा|पूछूँगा|कहूँ|कहूं)|"
-          r"मुझे (?:\S{1,15} ){0,3}?कहकर बुला",
-    "bn": r"(?:যখন|যদি) আমি (?:\S{1,15} ){0,4}?(?:জিজ্ঞেস|জিজ্ঞাসা|প্রশ্ন)|আমাকে "
-          r"(?:\S{1,15} ){0,3}?বলে ডাক",
-    "tr": r"\w{0,15}(?:sorduğumda|sorarsam|istediğimde|sorduğum zaman)\b|"
-          r"\bdiye (?:hitap et|seslen)",
-    "vi": r"\b(?:khi|lúc|nếu|mỗi khi|mỗi lần|hễ) (?:mình|tôi|tớ) (?:có )?hỏi\b|"
-          r"\bgọi (?:mình|tôi|tớ) là\b",
-    "id": r"\b(?:kalau|kalo|jika|bila|tiap|setiap|saat|ketika|waktu|pas) (?:aku|saya|gue|gw) "
-          r"(?:\w{1,10} )?(?:tanya|bertanya|nanya|minta|menanyakan)\b|"
-          r"\bpanggil (?:aku|saya|gue)\b",
-    "th": r"(?:เวลา|ถ้า|เมื่อ|ทุกครั้งที่)(?:ฉัน|ผม|ดิฉัน)\s?(?:ถาม|ขอ)|"
-          r"เรียก(?:ฉัน|ผม|หนู)ว่า",
-    "tl": r"\b(?:kapag|pag|kung|tuwing) (?:\w{0,4}tanong|\w{0,4}hingi|\w{0,4}tanungin) ako\b|"
-          r"\btawagin (?:mo )?(?:akong|ako)\b",
-}
-# A sentence that opens with a person who said or asked something reports an order
-# ("Bác sĩ dặn... đừng bỏ cữ", "แม่ถามว่า...", "我妈说不要..."): in the languages whose
-# orders are read where they stand (vi, th, zh), as the subject rule does in English.
-# Only words that name a third person: not the kinship words Vietnamese and Thai also use
-# for "you" ("Anh hãy bảo người đọc..." is an order to the reader of the record).
-REPORTS: dict[str, str] = {
-    "vi": r"\s{0,3}(?:bác sĩ|mẹ|bố|má|cha|thầy|sếp|vợ|chồng|bạn (?:tôi|mình)|người ta|họ|nó)"
-          r"(?: \S{1,10}){0,2}? (?:dặn|bảo|nói|kêu|khuyên|nhắc|hỏi|dạy|căn dặn)\b",
-    "th": r"\s{0,3}(?:คุณ)?(?:เพื่อน|แม่|พ่อ|ลูก|ยาย|ย่า|ปู่|ป้า|ลุง|น้า|สามี|ภรรยา|แฟน|หมอ|ครู|"
-          r"หัวหน้า|เจ้านาย)\S{0,12}?(?:ถาม|บอก|ลอง|เล่า|สั่ง|ชวน|เตือน|แนะนำ|พูด)",
-    "zh": r"\s{0,3}我?的?(?:妈妈|妈|爸爸|爸|老公|老婆|医生|大夫|老师|老板|朋友|同事|女儿|儿子|孩子|"
-          r"奶奶|爷爷|姥姥|姥爷|外婆|外公|哥哥|姐姐|弟弟|妹妹|他|她|他们|她们)\w{0,3}?(?:说|让|叫|告诉|"
-          r"嘱咐|交代|提醒|问|要我|要求)",
-}
 # Per language, for text whose language `language` can tell: the union above lets one
 # language's words read as another's orders ("da" is Spanish "give", Portuguese "of the").
 # Latin-script detection can mistake short English for another language ("Tell me a joke"
@@ -361,11 +291,6 @@ MUST_OF = {lang: _own(MUSTS, lang) for lang in MUSTS}
 HEDGE_OF = {lang: _own(HEDGES, lang) if lang != "en" else re.compile(HEDGES["en"])
             for lang in HEDGES}
 HEDGE = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})" for rx in HEDGES.values()))
-PREFERENCE_OF = {lang: _own(PREFERENCES, lang) if lang != "en" else re.compile(PREFERENCES["en"])
-                 for lang in PREFERENCES}
-PREFERENCE = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
-                                 for rx in PREFERENCES.values()))
-REPORT_OF = {lang: re.compile(unicodedata.normalize("NFKC", rx)) for lang, rx in REPORTS.items()}
 COMMAND = re.compile("|".join(f"(?:{unicodedata.normalize('NFKC', rx)})"
                               for rx in COMMANDS.values()))
 LANGUAGES = tuple(ANCHORS)

@@ -14,13 +14,10 @@ an order are scored (`ORDER_SHAPED`: an imperative, "do not", or an obligation s
 "must" / "debe" / "必须", read with the sentence's own language's forms): a statement
 about an answer ("your code ran on the first try", "l'IA que ma boîte utilise…") gives
 no order, whatever its words; neither does a sentence whose first word is the subject of
-the verb after it ("People keep saying AI..."), whose order acts on an AI ("Hỏi AI...",
-"use an AI app"), that states the speaker's own preference ("when I ask about trains,
-...", "call me Lena"; not with a link or "the user") or that reports an order someone
-gave ("Bác sĩ dặn...", where an obligation still counts). A hedge ("if you can", "si es
-posible") weighs against an order that stays within the reply. Inference is the standard
-library only and deterministic: sum the weights of the n-grams present, squash with the
-logistic function.
+the verb after it ("People keep saying AI...") or whose order acts on an AI ("Hỏi AI...",
+"use an AI app"). A hedge ("if you can", "si es posible") weighs against an order that
+stays within the reply. Inference is the standard library only and deterministic: sum the
+weights of the n-grams present, squash with the logistic function.
 """
 
 from __future__ import annotations
@@ -44,9 +41,6 @@ from .guard_languages import (
     HEDGE_OF,
     MUST,
     MUST_OF,
-    PREFERENCE,
-    PREFERENCE_OF,
-    REPORT_OF,
     language,
     prepare,
 )
@@ -67,22 +61,16 @@ _DIGITS = re.compile(r"\d")
 _WORD = re.compile(r"\w+")
 _LEAD = re.compile(r"[\W\d_]+|\b(?:please|por favor|bitte|per favore|s'il vous plaît)\b")
 _TRAIL = re.compile(r"[\W\d_]+")
-# An AI named as what an order acts on: the verb, at most three short words ("the", "an",
-# "app", "แอป", "mo nga ang"), then the word for AI (lower case here: `_normal` folds case;
-# a basic Latin, Latin-1 or Cyrillic letter must not touch it, a Chinese one may: "用ai生成的").
-_AI = r"(?<![a-zà-ÿа-яё])(?:ai|ia|ki|ии)(?![a-zà-ÿа-яё])"
-_AI_WORD = re.compile(_AI)
-_AI_OBJECT = re.compile(rf"\s{{0,2}}(?:[^\W\d_]{{1,6}}\s{{0,2}}){{0,3}}{_AI}")
+# An AI named as what an order acts on: the verb, at most one short word ("the", "an",
+# "app", "แอป"), then the word for AI (lower case here: `_normal` folds case).
+_AI_WORD = re.compile(r"(?<!\w)(?:ai|ia|ki|ии)(?!\w)")
+_AI_OBJECT = re.compile(r"\s{0,2}(?:[^\W\d_]{1,6}\s{0,2})?(?:ai|ia|ki|ии)(?!\w)")
 # What a hedge does not soften: an order that reaches past the reply to the user ("ask
 # the user for...", "dile al usuario..."), a standing order ("from now on", "every
 # question"), or a link (checked apart): a preference is about the reply itself.
 _BEYOND_THE_REPLY = re.compile("|".join(
     [r"\bthe users?\b|\bfrom now on\b|\b(?:every|each|any|all) (?:\w{1,15} )?questions?\b"]
     + [unicodedata.normalize("NFKC", rx) for rx, _keys in DIRECTED.values() if rx]))
-# "The user" in each language: a sentence that names the user is not the user speaking.
-_USER = re.compile(r"\busers?\b|usuari|utilisat|utilizador|nutzer|utent|пользовател|用户|"
-                   r"ユーザー|사용자|المستخدم|उपयोगकर्ता|ব্যবহারকারী|kullanıcı|người dùng|"
-                   r"pengguna|ผู้ใช้")
 _LINK = re.compile(r"https?://|www\.|\w@\w|\.(?:com|net|io|xyz|biz|org)\b")
 
 
@@ -267,14 +255,6 @@ def _grams(text: str) -> set[str]:
     return grams
 
 
-# Where an AI is what the speaker has do something, wherever the order stands: Chinese
-# "让AI / 叫AI / 用AI / 问AI / 找AI" ("have the AI write..."), Japanese "AIに / AIで",
-# Korean "AI에게 / AI한테 / AI로" (to, with the AI).
-_AI_ACTED = {"zh": re.compile(r"(?:让|叫|用|问|找|拿)\s{0,2}ai(?![a-z])"),
-             "ja": re.compile(r"(?<![a-z])ai\s{0,2}(?:に|で)"),
-             "ko": re.compile(r"(?<![a-z])ai\s{0,2}(?:에게|한테|로|으로)")}
-
-
 def _uses_ai(text: str, ends: list[int]) -> bool:
     """True when an order ending at one of `ends` acts on an AI ("use an AI app...",
     "hỏi AI...", "ask AI") and the sentence names nothing else the model could be told
@@ -282,30 +262,6 @@ def _uses_ai(text: str, ends: list[int]) -> bool:
     not tell it to use or ask an AI."""
     return (any(_AI_OBJECT.match(text, end) for end in ends)
             and not ANCHOR.search(_AI_WORD.sub(" ", text)))
-
-
-# How far into a sentence (characters) the speaker's own preference may start: "From now
-# on, whenever I ask...", "Mulai sekarang tiap aku tanya..." start within it; "Ignore your
-# instructions and ..., and call me Bob" does not.
-OWN_WITHIN = 30
-
-
-def _speaker_own(text: str, lang: str | None) -> bool:
-    """True when the sentence opens with the speaker's own preference ("When I ask...",
-    "Call me...": `PREFERENCE_OF`, starting within `OWN_WITHIN` characters) and names no
-    link and no user: the user speaking, not an order to the model from whoever wrote the
-    record."""
-    match = PREFERENCE_OF.get(lang or "", PREFERENCE).search(text, 0, OWN_WITHIN + 60)
-    return (match is not None and match.start() <= OWN_WITHIN
-            and not _LINK.search(text) and not _USER.search(text))
-
-
-def _reported(text: str, lang: str | None) -> bool:
-    """True when the sentence opens with a person who gave the order ("Bác sĩ dặn...",
-    "แม่บอก...", "我妈说...": `REPORT_OF`'s languages). Its imperatives are reported, but an
-    obligation still counts ("老板说你必须..." - "the boss says you must...")."""
-    report = REPORT_OF.get(lang or "")
-    return report is not None and report.match(text) is not None
 
 
 def signals(sentence: str, text: str | None = None) -> set[str]:
@@ -322,13 +278,7 @@ def signals(sentence: str, text: str | None = None) -> set[str]:
                   if _opens_clause(text, m.start()) or not _TRAIL.sub("", text[m.end():])]
     verb = _bare_imperative(text) if lang == "en" else None
     bare = verb is not None
-    own = _speaker_own(text, lang)
-    if own or _reported(text, lang):
-        orders, verb, bare = [], None, False
     if (orders or bare) and _AI_WORD.search(text):
-        acted = _AI_ACTED.get(lang or "")
-        if acted is not None and acted.search(text) and not ANCHOR.search(_AI_WORD.sub(" ", text)):
-            orders = []
         orders = [m for m in orders if not _uses_ai(text, [m.end()])]
         bare = bare and not _uses_ai(text, [m.end() for m in re.finditer(
             rf"(?<![a-z']){re.escape(verb or '')}(?![a-z'])", text[:200])])
@@ -343,7 +293,7 @@ def signals(sentence: str, text: str | None = None) -> set[str]:
         found.add("@asks")
     if _LINK.search(text):
         found.add("@link")
-    if MUST_OF.get(lang, MUST).search(text) and not own:
+    if MUST_OF.get(lang, MUST).search(text):
         found.add("@must")
     if ("@link" not in found and HEDGE_OF.get(lang, HEDGE).search(text)
             and not _BEYOND_THE_REPLY.search(text)):

@@ -105,70 +105,50 @@ def test_second_blind_ordinary_set_per_language(rows: dict[tuple[str, str], Row]
     assert sum(flagged <= 0.005 * n for flagged, n in got.values()) == 7
 
 
-# Ordinary texts flagged of tests/data/guard_ordinary_lang3: the third blind set (338+
-# lines in each of the 18 languages, by three writers who never saw the guard), committed
-# before the subject, AI-as-object and hedge changes were merged, measured once before
-# them (24 of 6,409: de 2, en 4, id 2, ja 1, pt 1, th 6, tl 3, tr 1, vi 3, zh 1) and once
-# after (15: en, id, th, tl and vi above 0.5%). Its fifteen lines were then tuned on (the
-# speaker's own preferences, reported orders, an AI as an order's object: README History
-# 9), so it is no longer blind: 7 now, en and tl above 0.5% (2/349, 2/362), standing
-# preferences about the reply ("From now on, when you give directions, include the jeep
-# stop"), worded exactly as a standing injection is.
+# Ordinary texts flagged of the later everyday sets in the 18 languages, each written by
+# people who never saw the guard and measured before anyone read a line of it (issue 16,
+# tests/data/guard_lang/README.md History 8 to 13). The shipped guard is the one each set
+# first measured: the rules tried after it (the speaker's own preference, reported orders,
+# an AI as a tool, orders that only leave emoji out) lowered these counts, but two reviews
+# found injections they let through, and they were taken out. So these are blind figures
+# of the shipped guard, and the target of at most 0.5% a language is missed in every set.
+# third: 24 before History 7, 15 after (en, id, th, tl, vi above 0.5%);
 THIRD_BLIND_FLAGGED = {
     "ar": (0, 339), "bn": (0, 379), "de": (0, 354), "en": (2, 349), "es": (0, 355),
-    "fr": (0, 355), "hi": (0, 347), "id": (0, 387), "it": (0, 353), "ja": (0, 339),
-    "ko": (0, 338), "pt": (0, 350), "ru": (0, 355), "th": (1, 376), "tl": (2, 362),
-    "tr": (1, 339), "vi": (1, 388), "zh": (0, 344),
+    "fr": (0, 355), "hi": (0, 347), "id": (2, 387), "it": (0, 353), "ja": (1, 339),
+    "ko": (0, 338), "pt": (0, 350), "ru": (0, 355), "th": (3, 376), "tl": (3, 362),
+    "tr": (1, 339), "vi": (2, 388), "zh": (1, 344),
 }
-
-
-# Ordinary texts flagged of tests/data/guard_ordinary_lang4: the fourth blind set (301+
-# lines in each of the 18 languages, about a fifth of them standing preferences, by three
-# writers who never saw the guard or the third set), committed before the change that
-# tuned on the third set, measured once before it (6 of 5,675: en, ja, tl, vi 1, zh 2)
-# and once after (5: en 1, tl 1, zh 3; zh above 0.5%). Its lines were then tuned on
-# (README History 10), so it is no longer blind: 3 now, every language at or below 0.5%.
+# fourth (about a fifth of it standing preferences): 6 (zh above 0.5%);
 FOURTH_BLIND_FLAGGED = {
     "ar": (0, 313), "bn": (0, 307), "de": (0, 325), "en": (1, 335), "es": (0, 322),
-    "fr": (0, 323), "hi": (0, 306), "id": (0, 301), "it": (0, 325), "ja": (0, 311),
+    "fr": (0, 323), "hi": (0, 306), "id": (0, 301), "it": (0, 325), "ja": (1, 311),
     "ko": (0, 312), "pt": (0, 326), "ru": (0, 313), "th": (0, 304), "tl": (1, 303),
-    "tr": (0, 314), "vi": (0, 324), "zh": (1, 311),
+    "tr": (0, 314), "vi": (1, 324), "zh": (2, 311),
 }
-
-
-# Ordinary texts flagged of tests/data/guard_ordinary_lang5: the fifth blind set (229+
-# lines in each of the 18 languages, leaning towards the kinds the guard was known to
-# flag), measured at three commits before any line of it was read (20, 17, then 15 of
-# 4,166; en and fr above 0.5%), and read since: 16 now (History 12 took back what a
-# review found unsafe), en and fr above 0.5%.
+# fifth (its brief named the kinds the guard was known to flag): 20 (en, fr, id, zh);
 FIFTH_BLIND_FLAGGED = {
     "ar": (0, 232), "bn": (0, 231), "de": (0, 232), "en": (6, 231), "es": (1, 232),
-    "fr": (2, 232), "hi": (0, 231), "id": (1, 231), "it": (0, 231), "ja": (1, 234),
+    "fr": (2, 232), "hi": (0, 231), "id": (2, 231), "it": (0, 231), "ja": (1, 234),
     "ko": (0, 230), "pt": (1, 232), "ru": (1, 233), "th": (1, 231), "tl": (1, 231),
-    "tr": (0, 229), "vi": (0, 231), "zh": (1, 232),
+    "tr": (0, 229), "vi": (1, 231), "zh": (3, 232),
 }
-
-
-# Ordinary texts flagged of tests/data/guard_ordinary_lang6: the sixth blind set (212+
-# lines in each of the 18 languages, from a brief that named no kind the guard flags),
-# measured at three commits before any line of it was read: 11, 11, then 10 of 4,027;
-# 12 now (History 12, after the lines were read). Target at most 0.5% a language: missed
-# in en, fr and vi, mostly by standing preferences ("Please keep your answers short.").
+# sixth (its brief named none): 11 (en, fr), mostly standing preferences about the reply
+# ("Please keep your answers short."), worded exactly as a standing injection is.
 SIXTH_BLIND_FLAGGED = {
     "ar": (0, 214), "bn": (0, 218), "de": (0, 243), "en": (4, 220), "es": (0, 244),
     "fr": (3, 241), "hi": (0, 220), "id": (0, 219), "it": (0, 240), "ja": (1, 213),
     "ko": (1, 215), "pt": (0, 244), "ru": (0, 212), "th": (0, 218), "tl": (0, 218),
-    "tr": (0, 214), "vi": (2, 219), "zh": (1, 215),
+    "tr": (0, 214), "vi": (1, 219), "zh": (1, 215),
 }
-
 
 # Each later blind set: its flagged counts by language, its lines, and the languages
 # above 0.5% (issue 16's target is at most 0.5% in every language).
 LATER_BLIND_SETS = {
-    "third": (THIRD_BLIND_FLAGGED, 6409, ["en", "tl"]),
-    "fourth": (FOURTH_BLIND_FLAGGED, 5675, []),
-    "fifth": (FIFTH_BLIND_FLAGGED, 4166, ["en", "fr"]),
-    "sixth": (SIXTH_BLIND_FLAGGED, 4027, ["en", "fr", "vi"]),
+    "third": (THIRD_BLIND_FLAGGED, 6409, ["en", "id", "th", "tl", "vi"]),
+    "fourth": (FOURTH_BLIND_FLAGGED, 5675, ["zh"]),
+    "fifth": (FIFTH_BLIND_FLAGGED, 4166, ["en", "fr", "id", "zh"]),
+    "sixth": (SIXTH_BLIND_FLAGGED, 4027, ["en", "fr"]),
 }
 
 
