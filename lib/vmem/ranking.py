@@ -222,8 +222,7 @@ def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None,
         sender = senders.get(getattr(hit.record, "name", None))
         if sender and sender <= named:
             added[SPEAKER] = priors.speaker * best
-        reranked.append(replace(hit, score=hit.score + sum(added.values()),
-                                terms={**hit.terms, **added}) if added else hit)
+        reranked.append(_with_parts(hit, added))
     if priors.prompt_only or (priors.opening and places):
         reranked = _own_words_and_openings(reranked, priors, places or {})
     order = sorted(range(len(hits)), key=lambda i: (-reranked[i].score, hits[i].record.id))
@@ -231,6 +230,13 @@ def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None,
     if priors.current_state and asks_current_state(query):
         return _newest_first(ordered, named)
     return ordered
+
+
+def _with_parts(hit: Hit, added: Mapping[str, float]) -> Hit:
+    """`hit` with the `added` parts in its score and its `terms` (itself when none)."""
+    if not added:
+        return hit
+    return replace(hit, score=hit.score + sum(added.values()), terms={**hit.terms, **added})
 
 
 def _own_words_and_openings(hits: list[Hit], priors: Priors,
@@ -250,8 +256,7 @@ def _own_words_and_openings(hits: list[Hit], priors: Priors,
         place = places.get(hit.record.id)
         if priors.opening and place is not None and place < OPENING_SPAN:
             added[OPENING] = priors.opening * best * (1 - place / OPENING_SPAN)
-        result.append(replace(hit, score=hit.score + sum(added.values()),
-                              terms={**hit.terms, **added}) if added else hit)
+        result.append(_with_parts(hit, added))
     return result
 
 
