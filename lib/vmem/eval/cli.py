@@ -44,6 +44,8 @@ from .runner import (
     CATEGORY_ORDER,
     DENSE_CONFIGS,
     PLAIN,
+    STORE_CONFIGS,
+    UNIT_CONFIGS,
     RankConfig,
     default_configs,
     evaluate_recall,
@@ -121,9 +123,8 @@ def _span(text: str, option: str) -> range:
 def _configs(names: str) -> list[str]:
     """The rows named in `names` (comma-separated), each checked before any work is done."""
     chosen = [name.strip() for name in names.split(",") if name.strip()]
-    units = {"dialog/recall", "dialog/archival", "observation/bm25", "summary/bm25"}
     for name in chosen:
-        if name not in units:
+        if name not in STORE_CONFIGS + UNIT_CONFIGS:
             RankConfig.parse(name)  # ValueError naming what is wrong
     return chosen
 

@@ -57,6 +57,8 @@ from .metrics import MeanTable, recall_at_k
 CATEGORY_ORDER = tuple(CATEGORY_NAMES.values())
 PLAIN = "dialog/bm25"
 BEST = "dialog/bm25+speaker+date+stem+stop+context+session"
+STORE_CONFIGS = ("dialog/recall", "dialog/archival")
+UNIT_CONFIGS = ("observation/bm25", "summary/bm25")
 DENSE_CONFIGS = ("dialog/dense", "dialog/recall+dense")
 # The fusion chosen on conversations 1-5 (docs/RETRIEVAL.md): each list's best 30, rank r
 # worth weight / (10 + r), the dense list at half the weight of the library's.
@@ -153,8 +155,8 @@ def default_configs(units: bool = True) -> list[str]:
     combination, the same plus the remaining options except recency, the recall store,
     and (with `units`) observations and summaries."""
     configs = [PLAIN, *(f"{PLAIN}+{option}" for option in OPTION_ORDER), BEST,
-               BEST + "+caption+prf", "dialog/recall", "dialog/archival"]
-    return configs + (["observation/bm25", "summary/bm25"] if units else [])
+               BEST + "+caption+prf", *STORE_CONFIGS]
+    return configs + ([*UNIT_CONFIGS] if units else [])
 
 
 class TurnRanker:
@@ -267,7 +269,7 @@ def evaluate_recall(conversations: Sequence[Conversation], configs: Sequence[str
 
 def _unit_ranking(conversation: Conversation, name: str) -> Callable[[str, int], list]:
     """A function question, k -> the ranked units' dia_ids, for configuration `name`."""
-    if name in ("observation/bm25", "summary/bm25"):
+    if name in UNIT_CONFIGS:
         units = conversation.observations if name.startswith("observation") else \
             conversation.summaries
         ranker = UnitRanker([unit.text for unit in units])
