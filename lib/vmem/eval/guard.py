@@ -28,8 +28,9 @@ from .guard_sets import (
 __all__ = ["PRPoint", "Row", "measure", "precision_recall", "render"]
 
 FIVE = ("es", "fr", "pt", "de", "it")
-# The blind everyday sets under tests/data, each written after the last change it judges
-# (see each folder's README): folder -> the group its rows are reported in.
+# The everyday sets under tests/data that were blind when first measured (each written
+# after the last change it judged, read since; see each folder's README): folder -> the
+# group its rows are reported in.
 BLIND_SETS = {"guard_ordinary_lang2": "second blind ordinary set",
               "guard_ordinary_lang3": "third blind ordinary set",
               "guard_ordinary_lang4": "fourth blind ordinary set",
