@@ -2,9 +2,10 @@
 
 `measure(poisoning, locomo)` scans every labelled set that is present (see
 `vmem.eval.guard_sets` for where each comes from and how it is split) and returns rows
-of counts, each for the committed `Guard()` and for its pattern layers alone (the guard
-before the learned layer). `precision_recall(injections, ordinary)` gives the points a
-plot needs as the learned layer's threshold moves. `python -m vmem eval guard --data
+of counts, each for the committed `Guard()`, for its pattern layers alone (the guard
+before the learned layer) and for its learned layer alone: what each layer contributes.
+`precision_recall(injections, ordinary)` gives the points a plot needs as the learned
+layer's threshold moves. `python -m vmem eval guard --data
 ../shared/data/poisoning` prints the table.
 """
 
@@ -35,13 +36,15 @@ BLIND_SETS = {"guard_ordinary_lang2": "second blind ordinary set",
               "guard_ordinary_lang3": "third blind ordinary set",
               "guard_ordinary_lang4": "fourth blind ordinary set",
               "guard_ordinary_lang5": "fifth blind ordinary set",
-              "guard_ordinary_lang6": "sixth blind ordinary set"}
+              "guard_ordinary_lang6": "sixth blind ordinary set",
+              "guard_ordinary_lang7": "seventh blind ordinary set"}
 
 
 @dataclass(frozen=True)
 class Row:
     """One set: injections caught of `injections`, ordinary texts flagged of `ordinary`,
-    with the learned layer (`caught`, `flagged`) and by the patterns alone (`before_*`)."""
+    by the whole guard (`caught`, `flagged`), by the patterns alone (`before_*`) and by
+    the learned layer alone (`model_*`)."""
 
     group: str
     name: str
@@ -51,6 +54,8 @@ class Row:
     ordinary: int = 0
     before_caught: int = 0
     before_flagged: int = 0
+    model_caught: int = 0
+    model_flagged: int = 0
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,8 @@ class _Scorer:
         flag = self.threshold
         return Row(group, name, sum(p or s >= flag for p, s in bad), len(bad),
                    sum(p or s >= flag for p, s in good), len(good),
-                   sum(p for p, _s in bad), sum(p for p, _s in good))
+                   sum(p for p, _s in bad), sum(p for p, _s in good),
+                   sum(s >= flag for _p, s in bad), sum(s >= flag for _p, s in good))
 
 
 def measure(poisoning: Path | None, locomo: Path | None) -> tuple[list[Row], list[str]]:
@@ -142,7 +148,8 @@ def _totals(rows: list[Row]) -> list[Row]:
     def total(group: str, name: str, chosen: list[Row]) -> Row:
         return Row(group, name, *(sum(getattr(row, key) for row in chosen) for key in
                                   ("caught", "injections", "flagged", "ordinary",
-                                   "before_caught", "before_flagged")))
+                                   "before_caught", "before_flagged", "model_caught",
+                                   "model_flagged")))
     langs = [row for row in rows if row.group == "held-out, by language"]
     out = []
     if langs:
@@ -187,8 +194,8 @@ def precision_recall(injections: Sequence[str], ordinary: Sequence[str],
 
 def render(rows: Sequence[Row], skipped: Sequence[str]) -> str:
     """The rows as a plain-text table, grouped, with precision and recall at the end."""
-    lines = [f"{'set':<32} {'name':<34} {'caught':>13} {'before':>7} {'ordinary flagged':>18} "
-             f"{'before':>7}"]
+    lines = [f"{'set':<32} {'name':<34} {'caught':>13} {'before':>7} {'model':>6} "
+             f"{'ordinary flagged':>18} {'before':>7} {'model':>6}"]
     group = None
     for row in rows:
         if row.group != group:
@@ -197,8 +204,10 @@ def render(rows: Sequence[Row], skipped: Sequence[str]) -> str:
         caught = f"{row.caught}/{row.injections}" if row.injections else ""
         flagged = f"{row.flagged}/{row.ordinary}" if row.ordinary else ""
         lines.append(f"{'':<32} {row.name:<34} {caught:>13} "
-                     f"{row.before_caught if row.injections else '':>7} {flagged:>18} "
-                     f"{row.before_flagged if row.ordinary else '':>7}")
+                     f"{row.before_caught if row.injections else '':>7} "
+                     f"{row.model_caught if row.injections else '':>6} {flagged:>18} "
+                     f"{row.before_flagged if row.ordinary else '':>7} "
+                     f"{row.model_flagged if row.ordinary else '':>6}")
     held = [row for row in rows if row.group != "totals" and "trained on" not in row.name]
     caught = sum(row.caught for row in held)
     injections = sum(row.injections for row in held)

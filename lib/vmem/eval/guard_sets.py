@@ -16,7 +16,7 @@
 - `tests/data/guard_ordinary_lang2/<code>.txt`: a second ordinary set (es, id, vi, en,
   pt, th, tl), read by `ordinary_sets` the same way, committed blind before the changes it
   first measured, since seen (its flagged lines guided the next change); never trained on.
-- `tests/data/guard_ordinary_lang3/` to `guard_ordinary_lang6/`: four more ordinary sets,
+- `tests/data/guard_ordinary_lang3/` to `guard_ordinary_lang7/`: five more ordinary sets,
   all 18 languages, written by people who never saw the guard, each measured before anyone
   read a line of it (see each README), read since; never trained on.
 - LoCoMo dialogue turns: conversations 0-4 for training, 5-9 held out.
