@@ -262,11 +262,27 @@ def test_bipia_and_locomo_figures(rows: dict[tuple[str, str], Row]) -> None:
 
 
 def test_absent_data_is_skipped_with_a_message(tmp_path: Path) -> None:
-    found, skipped = measure(tmp_path, tmp_path / "locomo10.json")
+    """Also: at threshold 1.0 the learned layer (whose scores stay below 1) flags
+    nothing, so every row is what the patterns alone give."""
+    found, skipped = measure(tmp_path, tmp_path / "locomo10.json", threshold=1.0)
     assert any(message.startswith("BIPIA: ") for message in skipped)
     assert any(message.startswith("LoCoMo: ") for message in skipped)
     assert not any(row.group.startswith("BIPIA") for row in found)
     assert "skipped: BIPIA" in render(found, skipped)
+    assert all((row.caught, row.flagged, row.model_caught, row.model_flagged)
+               == (row.before_caught, row.before_flagged, 0, 0) for row in found)
+    other = next(row for row in found if row.name == "17 languages other than English")
+    assert other.caught < other.injections / 2  # the learned layer mattered
+
+
+@pytest.mark.parametrize("threshold", ["0", "1.5", "-0.2", "nan"])
+def test_command_refuses_a_threshold_that_is_not_a_score(tmp_path: Path,
+                                                         threshold: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "vmem", "eval", "guard", "--data",
+                             str(tmp_path), "--threshold", threshold],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and result.stdout == ""
+    assert "threshold is a score in (0, 1]" in result.stderr
 
 
 def test_command_prints_the_table(tmp_path: Path) -> None:

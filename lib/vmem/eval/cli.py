@@ -5,6 +5,7 @@
     eval synthetic [--seed N] [--tokens N] [--paraphrased] [--k ...] [--budgets ...] [--json]
     eval stale [--seeds 16-31] [--tokens N] [--paraphrased] [--json]
     eval guard --data PATH/poisoning [--locomo PATH/locomo10.json]   (vmem.eval.guard)
+               [--threshold T]
 
 The JSON object has the shape `{name: {category or "overall": {metric: percent}}}`:
 recall configurations are named by retrieval unit and ranker (`dialog/bm25+speaker`),
@@ -71,7 +72,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return _write({f"stale/{name}": rows for name, rows in pooled.items()}, args.json, out)
     if args.dataset == "guard":
         locomo = args.locomo or args.data.parent / "locomo" / "locomo10.json"
-        rows, skipped = measure(args.data, locomo)
+        try:
+            rows, skipped = measure(args.data, locomo, args.threshold)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         out.write(render(rows, skipped))
         return 0
     try:
@@ -181,6 +186,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="the folder holding bipia/ (default ../shared/data/poisoning)")
     guard.add_argument("--locomo", type=Path, default=None,
                        help="locomo10.json (default: ../locomo/locomo10.json beside --data)")
+    guard.add_argument("--threshold", type=float, default=None,
+                       help="the learned layer flags from this score, in (0, 1] "
+                       "(default: the one shipped with its weights)")
     return parser
 
 

@@ -6,7 +6,7 @@ of counts, each for the committed `Guard()`, for its pattern layers alone (the g
 before the learned layer) and for its learned layer alone: what each layer contributes.
 `precision_recall(injections, ordinary)` gives the points a plot needs as the learned
 layer's threshold moves. `python -m vmem eval guard --data
-../shared/data/poisoning` prints the table.
+../shared/data/poisoning [--threshold T]` prints the table.
 """
 
 from __future__ import annotations
@@ -66,12 +66,14 @@ class PRPoint:
 
 
 class _Scorer:
-    """Each text scanned once: the patterns' flag and the learned layer's score."""
+    """Each text scanned once: the patterns' flag and the learned layer's score, which
+    flags from `threshold` (None: the threshold shipped with the weights)."""
 
-    def __init__(self) -> None:
+    def __init__(self, threshold: float | None = None) -> None:
         self.patterns = Guard(learned_threshold=None)
         self.full = Guard()
-        self.threshold = float(self.full.learned_threshold or 1.0)
+        self.threshold = float(threshold if threshold is not None
+                               else self.full.learned_threshold or 1.0)
 
     def scores(self, texts: Iterable[str]) -> list[tuple[bool, float]]:
         return [(self.patterns.scan(text).flagged, self.full.learned_score(text))
@@ -87,9 +89,13 @@ class _Scorer:
                    sum(s >= flag for _p, s in bad), sum(s >= flag for _p, s in good))
 
 
-def measure(poisoning: Path | None, locomo: Path | None) -> tuple[list[Row], list[str]]:
-    """Rows for every set found, and a message for every set skipped."""
-    scorer, rows, skipped = _Scorer(), [], []
+def measure(poisoning: Path | None, locomo: Path | None, threshold: float | None = None
+            ) -> tuple[list[Row], list[str]]:
+    """Rows for every set found, and a message for every set skipped; `threshold` moves
+    the learned layer's (None: the shipped one), to see what another setting costs."""
+    if threshold is not None and not 0 < threshold <= 1:
+        raise ValueError(f"the learned layer's threshold is a score in (0, 1], not {threshold}")
+    scorer, rows, skipped = _Scorer(threshold), [], []
     attacks = bipia(poisoning) if poisoning else None
     if attacks is None:
         skipped.append(f"BIPIA: no text_attack_train.json / code_attack_train.json under "
