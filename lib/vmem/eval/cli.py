@@ -72,11 +72,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return _write({f"stale/{name}": rows for name, rows in pooled.items()}, args.json, out)
     if args.dataset == "guard":
         locomo = args.locomo or args.data.parent / "locomo" / "locomo10.json"
-        try:
-            rows, skipped = measure(args.data, locomo, args.threshold)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        rows, skipped = measure(args.data, locomo, args.threshold)
         out.write(render(rows, skipped))
         return 0
     try:
@@ -186,10 +182,22 @@ def _parser() -> argparse.ArgumentParser:
                        help="the folder holding bipia/ (default ../shared/data/poisoning)")
     guard.add_argument("--locomo", type=Path, default=None,
                        help="locomo10.json (default: ../locomo/locomo10.json beside --data)")
-    guard.add_argument("--threshold", type=float, default=None,
+    guard.add_argument("--threshold", type=_score, default=None,
                        help="the learned layer flags from this score, in (0, 1] "
                        "(default: the one shipped with its weights)")
     return parser
+
+
+def _score(text: str) -> float:
+    """A learned-layer threshold from the command line: a score in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"the learned layer's threshold is a score in "
+                                         f"(0, 1], not {text!r}")
+    return value
 
 
 def _ints(text: str, option: str) -> list[int]:
