@@ -37,7 +37,7 @@ from ..errors import VMemError
 from .budget import BUDGETS, evidence_in_budget
 from .dense import DenseUnavailable
 from .dense import model_dir as dense_model_dir
-from .guard import measure, render
+from .guard import measure, render, threshold_score
 from .locomo import Conversation, load_locomo
 from .paraphrase import paraphrased
 from .runner import (
@@ -189,15 +189,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _score(text: str) -> float:
-    """A learned-layer threshold from the command line: a score in (0, 1]."""
+    """`--threshold`, refused by argparse (exit 2, the reason on stderr) when not a score."""
     try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"the learned layer's threshold is a score in "
-                                         f"(0, 1], not {text!r}")
-    return value
+        return threshold_score(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _ints(text: str, option: str) -> list[int]:

@@ -11,6 +11,7 @@ layer's threshold moves. `python -m vmem eval guard --data
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from .guard_sets import (
     repo_data,
 )
 
-__all__ = ["PRPoint", "Row", "measure", "precision_recall", "render"]
+__all__ = ["PRPoint", "Row", "measure", "precision_recall", "render", "threshold_score"]
 
 FIVE = ("es", "fr", "pt", "de", "it")
 # The everyday sets under tests/data that were blind when first measured (each written
@@ -89,12 +90,23 @@ class _Scorer:
                    sum(s >= flag for _p, s in bad), sum(s >= flag for _p, s in good))
 
 
+def threshold_score(value: str | float) -> float:
+    """`value` as a threshold for the learned layer: a score in (0, 1] (at 1 it flags
+    nothing). ValueError, naming that range, for anything else ("0", "nan", "high")."""
+    try:
+        score = float(value)
+    except ValueError:
+        score = math.nan
+    if not 0 < score <= 1:
+        raise ValueError(f"the learned layer's threshold is a score in (0, 1], not {value!r}")
+    return score
+
+
 def measure(poisoning: Path | None, locomo: Path | None, threshold: float | None = None
             ) -> tuple[list[Row], list[str]]:
     """Rows for every set found, and a message for every set skipped; `threshold` moves
     the learned layer's (None: the shipped one), to see what another setting costs."""
-    if threshold is not None and not 0 < threshold <= 1:
-        raise ValueError(f"the learned layer's threshold is a score in (0, 1], not {threshold}")
+    threshold = None if threshold is None else threshold_score(threshold)
     scorer, rows, skipped = _Scorer(threshold), [], []
     attacks = bipia(poisoning) if poisoning else None
     if attacks is None:
