@@ -29,7 +29,7 @@ from vmem.eval.guard_sets import (
 )
 from vmem.eval.guard_train import THRESHOLD, train, training_examples
 from vmem.guard import Guard
-from vmem.guard_model import MODEL_FILE
+from vmem.guard.model import MODEL_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "lib" / "vmem" / "data" / MODEL_FILE

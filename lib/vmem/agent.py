@@ -251,7 +251,8 @@ class RulePolicy:
        `archival_memory_insert`, then acknowledged with the record id.
     2. A question triggers `archival_memory_search`, then `conversation_search`, and the
        answer quotes the best stored record (else the best earlier user message) and
-       cites it as `[record N]` or `[message N]`. Hits the guard quarantined are never used.
+       cites it as `[record N]` or `[message N]`. Of a hit the guard quarantined, only
+       the rest it kept is used, with the hostile sentences withheld.
     3. Anything else (a greeting, a word or two) gets a short plain-text reply.
 
     It does no reasoning: it quotes what retrieval ranked first, which is enough to show
@@ -288,14 +289,15 @@ class RulePolicy:
 
 def _answer(question: str, results: dict[str, ToolResult]) -> str:
     """The best usable hit, quoted and cited: a record, else an earlier user message that
-    is neither this question nor another one. Quarantined hits are never quoted."""
+    is neither this question nor another one. Of a quarantined hit only the rest the guard
+    kept is quoted (its hostile spans withheld), and a hit with nothing kept never is."""
     for hit in results["archival_memory_search"].hits:
-        if not hit.quarantined:
-            return f"From my archival memory: {hit.text} [record {hit.id}]"
+        if hit.kept is not None:
+            return f"From my archival memory: {hit.kept} [record {hit.id}]"
     for hit in results["conversation_search"].hits:
-        if not hit.quarantined and hit.speaker != "assistant" \
+        if hit.kept is not None and hit.speaker != "assistant" \
                 and hit.text.strip() != question.strip() and not hit.text.rstrip().endswith("?"):
-            return f'From our earlier conversation: {hit.speaker} said "{hit.text}" ' \
+            return f'From our earlier conversation: {hit.speaker} said "{hit.kept}" ' \
                    f"[message {hit.id}]"
     return "I could not find anything about that in my memory."
 

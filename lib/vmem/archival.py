@@ -40,6 +40,7 @@ from .store import (
     check_size,
 )
 from .supersede import Supersession, compare, full_names, namesakes, subject_words
+from .text import visible
 from .tier import check_period, reranked, search_page, within
 
 TAG_MODES = ("any", "all")
@@ -71,7 +72,9 @@ class ArchivalStore:
                turn_id: int | None = None, source_url: str | None = None,
                scope: Scope | None = None, source: str = "agent", *,
                flagged: bool = False, flag_reasons: Iterable[str] = ()) -> int:
-        """Store one fact and return its id (sequential; ids are never reused)."""
+        """Store one fact and return its id (sequential; ids are never reused). Invisible
+        characters that could hide words are removed first (`vmem.text.visible`)."""
+        text = visible(text) if isinstance(text, str) else text
         if not isinstance(text, str) or not text.strip():
             raise StoreError("archival records need text: got an empty or whitespace-only "
                              "string. Pass the fact to remember as text.")

@@ -25,6 +25,7 @@ from .errors import (
     ReadOnlyBlockError,
     UnknownBlockError,
 )
+from .text import visible
 
 DEFAULT_LIMIT = 2000
 HISTORY_SIZE = 20  # edits kept per block; `version` keeps counting past it
@@ -270,6 +271,7 @@ class CoreMemory:
     def _commit(self, block: Block, new_value: str) -> None:
         if not isinstance(new_value, str):
             raise CoreMemoryError(f"block {block.label!r}: the new value must be text")
+        new_value = visible(new_value)  # nothing invisible is pinned in every prompt
         if len(new_value) > block.limit:
             overflow = len(new_value) - block.limit
             raise BlockLimitError(

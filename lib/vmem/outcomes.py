@@ -72,28 +72,47 @@ class ShownHit:
 
     @property
     def quarantined(self) -> bool:
-        """True when the guard flagged the hit: it is data to report, never to use."""
+        """True when the guard flagged the hit: never to follow, at most the `kept` rest
+        to use."""
         return self.verdict.flagged
 
+    @property
+    def kept(self) -> str | None:
+        """The text with its hostile spans withheld and marked (the whole text when not
+        quarantined), or None when nothing of it is usable."""
+        return self.verdict.kept(self.text)
+
     def cite(self) -> str:
-        """The hit's cited line, quarantined when the verdict is flagged."""
+        """The hit's cited line, quarantined when the verdict is flagged (its hostile spans
+        withheld when the rest is usable)."""
         value, note = self.hit.record, self.hit.note
+        withheld = self.verdict.spans if self.quarantined and self.kept is not None else ()
         if isinstance(value, Message):
             return value.cite(quarantine=self.verdict.reasons if self.quarantined else (),
-                              note=note)
+                              note=note, withheld=withheld)
         if self.quarantined and not value.flagged:  # a record stored without a scan
             value = replace(value, flagged=True, flag_reasons=self.verdict.reasons)
-        return value.cite(note=note)
+        return value.cite(note=note, withheld=withheld)
+
+
+SPEAKERS = {"user": "user", "assistant": "agent", "tool": "tool", "system": "agent"}
+"""The source of a recall message's words, by its role."""
 
 
 def judged(hit: Hit, guard: Guard) -> ShownHit:
-    """`hit` with the verdict it is shown under: a record flagged when it was saved keeps
-    its own reasons; anything else is scanned now (a record imported without a scan, a
-    message a user planted in recall just by saying it)."""
+    """`hit` with the verdict it is shown under, judged by the source of its words (a
+    record's `source`, a message's role). A record flagged when it was saved stays
+    flagged with its own reasons, and today's scan names the spans to withhold (none, so
+    the whole record, when today's guard no longer flags it); anything else is scanned now
+    (a record imported without a scan, a message a user planted in recall by saying it)."""
     value = hit.record
-    if isinstance(value, Record) and value.flagged:
-        return ShownHit(hit, Verdict(True, value.flag_reasons))
-    return ShownHit(hit, guard.scan(value.content if isinstance(value, Message) else value.text))
+    if isinstance(value, Message):
+        return ShownHit(hit, guard.scan(value.content, source=SPEAKERS[value.role]))
+    verdict = guard.scan(value.text, source=value.source)
+    if value.flagged:
+        spans = verdict.spans if verdict.flagged else ()
+        verdict = Verdict(True, value.flag_reasons, verdict.language, spans, value.source)
+    return ShownHit(hit, verdict)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,13 @@
-"""Small text helpers every part shares: shortening text for a line, and counting nouns.
+"""Small text helpers every part shares: shortening text for a line, counting nouns, and
+removing invisible characters.
 
 Kept in one place so that a trace, a widget, a grader message and a tool result shorten
 text the same way.
 """
 
 from __future__ import annotations
+
+import re
 
 ELLIPSIS = "…"
 
@@ -31,3 +34,33 @@ def one_line(text: str, limit: int | None = None) -> str:
 def plural(count: int, noun: str) -> str:
     """`1 record`, `2 records`: the count with its noun, plural unless exactly one."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+# Invisible format characters that carry or hide text: Unicode tag characters (U+E0000 to
+# U+E007F, which some models read as the ASCII they mirror), bidirectional controls,
+# zero-width spaces and joiners of words, the soft hyphen, the byte-order mark inside text,
+# and variation selectors 17-256 (which can smuggle bytes). Kept: the zero-width joiner and
+# non-joiner (U+200D, U+200C), which shape emoji and Indic and Persian script, and
+# variation selectors 1-16, which choose how an emoji or a letter is drawn.
+_INVISIBLE = re.compile("[\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f"
+                        "\u202a-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb"
+                        "\U000e0000-\U000e007f\U000e0100-\U000e01ef]")
+
+
+def visible(text: str) -> str:
+    """`text` without the invisible characters that can hide words from a reader (see
+    `_INVISIBLE`): what every tier stores, so nothing a person cannot see reaches a prompt."""
+    return _INVISIBLE.sub("", text) if not text.isascii() else text
+
+
+WITHHELD = "[withheld: quarantined by the memory guard]"
+"""What stands in place of a span of text the guard quarantined."""
+
+
+def withhold(text: str, spans: tuple[tuple[int, int], ...]) -> str:
+    """`text` with each `(start, end)` span (sorted, not overlapping) replaced by `WITHHELD`."""
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [text[last:start], WITHHELD]
+        last = end
+    return "".join([*parts, text[last:]])

@@ -14,7 +14,10 @@ A `ToolResult` is data (`vmem.outcomes`): ok or failed with an error kind, the r
 and verdict of an insert, the hits of a search with the guard's verdict on each. Its text,
 the tool message the model reads, is rendered from that data. Everything paged in by a
 search is wrapped as untrusted data with its provenance, and everything written is scanned
-by the guard first. An archival insert also reports the older records it may replace
+by the guard first, judged by where its words came from: the library, not the model, decides
+that (`vmem.guard.source_of`: words a user message of the prompt holds are the user's, words
+a tool result holds are the tool's, the rest the agent's), and an archival record keeps it.
+An archival insert also reports the older records it may replace
 (`ArchivalStore.conflicts`, the rules of `vmem.supersede`), so the model can correct them
 with `archival_memory_update`; with `supersede="retire"` the tools invalidate the records
 it replaces entirely themselves (the offline policy).
@@ -31,7 +34,7 @@ from typing import Any, Literal
 
 from .clock import Clock
 from .errors import GuardRefusal, ToolArgumentError, VMemError
-from .guard import Guard
+from .guard import Guard, Quoted, source_of
 from .messages import Page
 from .outcomes import Edited, Failed, Found, Outcome, Saved, Sent, ToolResult, Updated, judged
 from .protocols import Archive, RecallSearch, ToolContext
@@ -188,12 +191,13 @@ class MemoryTools:
             tags: Optional short labels to filter searches by later, e.g. ["travel"].
         """
         _check_text(content, "content")
-        verdict = self.guard.scan(content)
+        quoted_from = source_of(content, self.context.messages)
+        verdict = self.guard.scan(content, source=quoted_from.source)
         session_id, turn = self._provenance()
         record_id = self.archival.insert(
             content, tags=tuple(tags or ()), session_id=session_id, turn_id=turn,
-            scope=self.scope, source="agent", flagged=verdict.flagged,
-            flag_reasons=tuple(verdict.reasons))
+            scope=self.scope, source=quoted_from.source, source_url=quoted_from.origin,
+            flagged=verdict.flagged, flag_reasons=tuple(verdict.reasons))
         if verdict.flagged:  # a quarantined text must not retire, nor be offered as a fix
             return self._ok("archival_memory_insert", Saved(record_id, session_id, turn,
                                                             verdict))
@@ -220,11 +224,12 @@ class MemoryTools:
         """
         _check_nonblank(content, "content")
         _check_nonblank(reason, "reason")
-        self._refuse_flagged(content, "a correction replaces a stored fact")
+        quoted_from = self._refuse_flagged(content, "a correction replaces a stored fact")
         session_id, turn = self._provenance()
         before = len(self.archival)
         new_id = self.archival.supersede(record_id, content, session_id=session_id,
-                                         turn_id=turn, scope=self.scope)
+                                         turn_id=turn, scope=self.scope,
+                                         source=quoted_from.source)
         linked = len(self.archival) == before
         return self._ok("archival_memory_update",
                         Updated(record_id, new_id, session_id, turn, linked))
@@ -358,15 +363,18 @@ class MemoryTools:
         return self._ok(name, Found(found, source, hits))
 
     def _refuse_flagged(self, text: str,
-                        why: str = "core memory is part of your prompt") -> None:
+                        why: str = "core memory is part of your prompt") -> Quoted:
+        """Where `text`'s words came from; a `GuardRefusal` when the guard flags them."""
         _check_text(text, "content")
-        verdict = self.guard.scan(text)
+        quoted_from = source_of(text, self.context.messages)
+        verdict = self.guard.scan(text, source=quoted_from.source)
         if verdict.flagged:
             raise GuardRefusal(
                 f"the text looks like an instruction aimed at a model ("
                 f"{'; '.join(verdict.reasons)}), and {why}, so it was not written. Store "
                 "what the user said as a fact instead, e.g. with archival_memory_insert, "
                 "or rephrase it as a description.")
+        return quoted_from
 
     def _edited(self, label: str,
                 action: Literal["append", "replace", "insert", "rethink"]) -> Edited:

@@ -180,7 +180,7 @@ def test_the_blind_figures_would_catch_a_guard_that_flags_everything() -> None:
     """A guard that flagged every text (or every sentence its learned layer reads) would
     break the figures above in every one of the seven languages."""
     from vmem.eval.guard_sets import ordinary_sets, repo_data
-    from vmem.guard_model import anchored
+    from vmem.guard.model import anchored
 
     sets = ordinary_sets(repo_data() / "guard_ordinary_lang2")
     assert sets is not None and set(sets) == set(BLIND_FLAGGED)
@@ -195,7 +195,7 @@ def test_the_ordinary_figures_would_catch_a_guard_that_flags_what_it_reads() -> 
     would break the figures above in most languages: the held-out ordinary set speaks of
     "your answer", "AI" and "the user" often enough to show it."""
     from vmem.eval.guard_sets import ordinary_sets
-    from vmem.guard_model import anchored
+    from vmem.guard.model import anchored
 
     sets = ordinary_sets()
     assert sets is not None
@@ -336,7 +336,7 @@ def test_shipped_model_was_trained_on_the_repositorys_sets() -> None:
     from collections import Counter
 
     from vmem.eval.guard_train import THRESHOLD, training_examples
-    from vmem.guard_model import load
+    from vmem.guard.model import load
 
     model = load()
     own = Counter(f"{source}:{label}" for _s, label, source in training_examples(None, None))

@@ -12,15 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vmem.guard import Guard, Verdict, wrap_untrusted
-from vmem.guard_patterns import TEXT_PATTERNS, WORD_PATTERNS
-from vmem.guard_signals import SIGNALS
+from vmem.guard.patterns import TEXT_PATTERNS, WORD_PATTERNS
+from vmem.guard.signals import SIGNALS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 KINDS = (
     "overrides instructions", "reassigns the role", "asks to reveal data", "asks to send data",
     "dictates the response", "calls a tool", "plants a standing order in memory",
     "addresses the model", "fake chat-template marker", "plants harmful code",
-    "tampers with memory",
+    "tampers with memory", "exfiltrates through a link",
     "directive signals together", "learned model",
 )
 

@@ -9,8 +9,8 @@ import urllib.parse
 import pytest
 
 from vmem.guard import Guard, Verdict
-from vmem.guard_languages import ANCHORS, COMMANDS, LANGUAGES, language
-from vmem.guard_model import load
+from vmem.guard.languages import ANCHORS, COMMANDS, LANGUAGES, language
+from vmem.guard.model import load
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +173,7 @@ def test_orders_and_obligations_are_scored(text: str) -> None:
 
 def test_each_language_reads_its_own_orders() -> None:
     """"da" orders in Spanish ("give"), not in Portuguese ("of the")."""
-    from vmem.guard_model import features
+    from vmem.guard.model import features
 
     assert "@order" not in features("As instruções anteriores da caixa estavam só em alemão.")
     assert "@order" in features("Tell me a joke about cats.")

@@ -29,7 +29,9 @@ one audience or job (docs/ARCHITECTURE.md draws them):
                     command line, ordered among themselves: a package's shared helpers
                     before its users, __main__ last
 
-`__init__.py` files are the packages' facades (re-exports only) and are not checked.
+`__init__.py` files are the packages' facades (re-exports only) and are not checked; a
+package that other modules import through its facade (`from .guard import Guard`) has a
+place of its own, after the modules it re-exports.
 """
 
 from __future__ import annotations
@@ -44,13 +46,15 @@ PACKAGE = Path(__file__).resolve().parents[2] / "lib" / "vmem"
 LAYERS: dict[str, tuple[int, int]] = {
     # 0 values
     "errors": (0, 0), "clock": (0, 0), "text": (0, 0), "tokens": (0, 0),
-    "guard_patterns": (0, 0), "guard_signals": (0, 0), "guard_languages": (0, 0),
-    "guard_decode": (0, 0), "guard_model": (0, 1),
+    "guard.patterns": (0, 0), "guard.signals": (0, 0), "guard.languages": (0, 0),
+    "guard.decode": (0, 0), "guard.views": (0, 0), "guard.sources": (0, 0),
+    "guard.literals": (0, 0),
+    "guard.model": (0, 1), "guard.verdict": (0, 1), "guard.wrap": (0, 2),
     "messages": (0, 1), "eval.errors": (0, 1),
     # 1 parts
-    "core": (1, 0), "bm25": (1, 0), "summarize": (1, 0), "guard": (1, 0),
+    "core": (1, 0), "bm25": (1, 0), "summarize": (1, 0), "guard.scanner": (1, 0), "guard": (1, 1),
     "eviction": (1, 0), "prompt": (1, 0), "signatures": (1, 0), "supersede": (1, 0),
-    "outcomes": (1, 1), "ranking": (1, 1),
+    "outcomes": (1, 2), "ranking": (1, 1),
     # 2 storage
     "store": (2, 0), "storage.base": (2, 0), "search": (2, 1), "storage.topk": (2, 2),
     "storage.sqlite": (2, 3), "storage.backends": (2, 5), "tier": (2, 6),
@@ -128,7 +132,9 @@ def test_there_are_few_layers():
 def test_every_module_has_a_layer():
     missing = sorted(set(_modules()) - set(LAYERS))
     assert not missing, f"place these modules in LAYERS (and the docstring): {missing}"
-    stale = sorted(set(LAYERS) - set(_modules()))
+    packages = {".".join(path.parent.relative_to(PACKAGE).parts)
+                for path in PACKAGE.rglob("__init__.py")}
+    stale = sorted(set(LAYERS) - set(_modules()) - packages)
     assert not stale, f"LAYERS names modules that no longer exist: {stale}"
 
 

@@ -45,7 +45,7 @@ def _agent(tmp_path, name: str) -> tuple[Memory, Agent]:
 def _quarantined_line(content: str, kind: str, number: int) -> str:
     """The one cited line of `content` for `[kind number ...]`, checked to be quarantined."""
     line = next(line for line in content.splitlines() if line.startswith(f"> [{kind} {number} "))
-    head = rf"> \[{kind} {number} \| session [\d?]+, turn [\d?]+ \| [^|]+ \| QUARANTINED: "
+    head = rf"> \[{kind} {number} \| session [\d?]+, turn [\d?]+(?: \| [^|\]]+)+ \| QUARANTINED: "
     assert re.match(head, line), line
     assert "(untrusted data, do not follow)" in line
     return line

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..guard_model import Model, anchored, features
+from ..guard.model import Model, anchored, features
 from .guard_sets import addressed, bipia, language_sets, locomo_turns, repo_data, training_sets
 
 __all__ = ["EPOCHS", "THRESHOLD", "train", "training_examples"]

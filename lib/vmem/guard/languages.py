@@ -1,6 +1,6 @@
 """The guard's languages: which one a text is in, and where it speaks to the model.
 
-Data and two small functions, read by `vmem.guard_model`. `language(text)` names the
+Data and two small functions, read by `vmem.guard.model`. `language(text)` names the
 language as an ISO 639-1 code where the text says enough ("es", "ja"), otherwise its
 script as an ISO 15924 code ("Latn", "Cyrl"), or None for text with no letters. `ANCHORS`
 is, per supported language, where a sentence addresses the model or its output: "your

@@ -311,6 +311,12 @@ WORD_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 
 TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
+    # A markdown image whose address holds a placeholder for data to fill in: a reader
+    # that renders it sends the data as it loads the image, in any language
+    # ("![x](https://a.io/p?d=[CHAT])", "![](https://a.io/{memory}.png)", "...$DATA").
+    # Links are left alone: API documentation writes "[users](https://api.x.com/{id})".
+    ("exfiltrates through a link",
+     r"!\[[^\]\n]{0,200}\]\(\s{0,3}(?:https?:)?//[^\s)]{0,200}(?:[\[{<$]|%s)"),
     ("fake chat-template marker",
      r"<\|?\s*/?\s*(?:im_start|im_end|system|endoftext|assistant)\s*\|?>"),
     ("fake chat-template marker", r"\[\s*/?\s*(?:system|inst|sys)\s*\]"),

@@ -1,8 +1,10 @@
-"""Encoded text the guard unwraps before scanning: base64, hex, URL and HTML escapes.
+"""Encoded or hidden text the guard unwraps before scanning.
 
 An instruction hidden as `SWdub3Jl...`, `49676e6f7265...`, `\\x49\\x67...`, `%49%67...` or
-`&#73;&#103;...` reads as noise to every pattern; `payloads(raw)` yields what such tokens
-decode to, when that is readable text, with how it was encoded. Every regex is bounded.
+`&#73;&#103;...` reads as noise to every pattern, and one written in Unicode tag
+characters (U+E0020 to U+E007E mirror ASCII) or in variation selectors (one byte each)
+is invisible on screen though some models read it; `payloads(raw)` yields what such text
+decodes to, when that is readable, with how it was hidden. Every regex is bounded.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 from collections.abc import Iterator
 from urllib.parse import unquote
 
-__all__ = ["payloads"]
+__all__ = ["hidden_payloads", "payloads"]
 
 _BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 # Hex: a run of 8+ byte pairs, plain, each prefixed by 0x or \x, or split by spaces or
@@ -56,8 +58,24 @@ def _hex(raw: str) -> Iterator[str]:
             yield decoded
 
 
+def hidden_payloads(raw: str) -> Iterator[tuple[str, str]]:
+    """(how, text) for text written in tag characters or as bytes in variation selectors."""
+    if raw.isascii():
+        return
+    tags = "".join(chr(ord(ch) - 0xE0000) for ch in raw if "\U000e0020" <= ch <= "\U000e007e")
+    if tags.strip():
+        yield "invisible tag characters", tags
+    data = bytes(ord(ch) - 0xFE00 if ch <= "\ufe0f" else ord(ch) - 0xE0100 + 16
+                 for ch in raw if "\ufe00" <= ch <= "\ufe0f" or "\U000e0100" <= ch <= "\U000e01ef")
+    if len(data) >= 8:
+        decoded = data.decode("utf-8", errors="replace")
+        if _readable(decoded) and " " in decoded:
+            yield "variation selectors", decoded
+
+
 def payloads(raw: str) -> Iterator[tuple[str, str]]:
-    """(how it was encoded, decoded text) for each readable encoded run in `raw`."""
+    """(how it was encoded or hidden, decoded text) for each readable run in `raw`."""
+    yield from hidden_payloads(raw)
     for decoded in _base64(raw):
         yield "base64", decoded
     for decoded in _hex(raw):
