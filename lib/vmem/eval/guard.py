@@ -4,6 +4,9 @@
 `vmem.eval.guard_sets` for where each comes from and how it is split) and returns rows
 of counts, each for the committed `Guard()`, for its pattern layers alone (the guard
 before the learned layer) and for its learned layer alone: what each layer contributes.
+Every text is judged as tool output (`scan(text)`, the strictest source), and again as the
+user's own words (`source="user"`, the "as user" columns): what the guard still flags when
+a user types or pastes it.
 `precision_recall(injections, ordinary)` gives the points a plot needs as the learned
 layer's threshold moves. `python -m vmem eval guard --data
 ../shared/data/poisoning [--threshold T]` prints the table.
@@ -44,8 +47,9 @@ BLIND_SETS = {"guard_ordinary_lang2": "second blind ordinary set",
 @dataclass(frozen=True)
 class Row:
     """One set: injections caught of `injections`, ordinary texts flagged of `ordinary`,
-    by the whole guard (`caught`, `flagged`), by the patterns alone (`before_*`) and by
-    the learned layer alone (`model_*`)."""
+    by the whole guard (`caught`, `flagged`), by the patterns alone (`before_*`), by
+    the learned layer alone (`model_*`), and by the whole guard with the texts as the
+    user's own words (`user_*`)."""
 
     group: str
     name: str
@@ -57,6 +61,8 @@ class Row:
     before_flagged: int = 0
     model_caught: int = 0
     model_flagged: int = 0
+    user_caught: int = 0
+    user_flagged: int = 0
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,7 @@ class _Scorer:
         self.full = Guard()
         self.threshold = float(threshold if threshold is not None
                                else self.full.learned_threshold or 1.0)
+        self.as_user = Guard(learned_threshold=self.threshold)
 
     def scores(self, texts: Iterable[str]) -> list[tuple[bool, float]]:
         return [(self.patterns.scan(text).flagged, self.full.learned_score(text))
@@ -84,10 +91,16 @@ class _Scorer:
             ordinary: Sequence[str] = ()) -> Row:
         bad, good = self.scores(injections), self.scores(ordinary)
         flag = self.threshold
+
+        def as_user(texts: Sequence[str], scores: list[tuple[bool, float]]) -> int:
+            # what the user's own words flag is a part of what tool output flags
+            return sum(self.as_user.scan(text, source="user").flagged
+                       for text, (p, s) in zip(texts, scores, strict=True) if p or s >= flag)
         return Row(group, name, sum(p or s >= flag for p, s in bad), len(bad),
                    sum(p or s >= flag for p, s in good), len(good),
                    sum(p for p, _s in bad), sum(p for p, _s in good),
-                   sum(s >= flag for _p, s in bad), sum(s >= flag for _p, s in good))
+                   sum(s >= flag for _p, s in bad), sum(s >= flag for _p, s in good),
+                   as_user(injections, bad), as_user(ordinary, good))
 
 
 def threshold_score(value: str | float) -> float:
@@ -167,7 +180,7 @@ def _totals(rows: list[Row]) -> list[Row]:
         return Row(group, name, *(sum(getattr(row, key) for row in chosen) for key in
                                   ("caught", "injections", "flagged", "ordinary",
                                    "before_caught", "before_flagged", "model_caught",
-                                   "model_flagged")))
+                                   "model_flagged", "user_caught", "user_flagged")))
     langs = [row for row in rows if row.group == "held-out, by language"]
     out = []
     if langs:
@@ -213,7 +226,8 @@ def precision_recall(injections: Sequence[str], ordinary: Sequence[str],
 def render(rows: Sequence[Row], skipped: Sequence[str]) -> str:
     """The rows as a plain-text table, grouped, with precision and recall at the end."""
     lines = [f"{'set':<32} {'name':<34} {'caught':>13} {'before':>7} {'model':>6} "
-             f"{'ordinary flagged':>18} {'before':>7} {'model':>6}"]
+             f"{'as user':>8} {'ordinary flagged':>18} {'before':>7} {'model':>6} "
+             f"{'as user':>8}"]
     group = None
     for row in rows:
         if row.group != group:
@@ -223,9 +237,11 @@ def render(rows: Sequence[Row], skipped: Sequence[str]) -> str:
         flagged = f"{row.flagged}/{row.ordinary}" if row.ordinary else ""
         lines.append(f"{'':<32} {row.name:<34} {caught:>13} "
                      f"{row.before_caught if row.injections else '':>7} "
-                     f"{row.model_caught if row.injections else '':>6} {flagged:>18} "
+                     f"{row.model_caught if row.injections else '':>6} "
+                     f"{row.user_caught if row.injections else '':>8} {flagged:>18} "
                      f"{row.before_flagged if row.ordinary else '':>7} "
-                     f"{row.model_flagged if row.ordinary else '':>6}")
+                     f"{row.model_flagged if row.ordinary else '':>6} "
+                     f"{row.user_flagged if row.ordinary else '':>8}")
     held = [row for row in rows if row.group != "totals" and "trained on" not in row.name]
     caught = sum(row.caught for row in held)
     injections = sum(row.injections for row in held)

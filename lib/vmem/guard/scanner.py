@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..messages import SOURCES
 from ..text import clip
 from .decode import hidden_payloads, payloads
-from .literals import Gated, keys
+from .literals import Gated, words
 from .patterns import ADVERBS, NEGATIONS, SUBJECTS, TEXT_PATTERNS, WORD_PATTERNS
 from .signals import SIGNAL_THRESHOLD, SIGNALS
 from .sources import HOSTILE_KINDS, hostile
@@ -70,7 +70,7 @@ def _combined_signals(view: str, threshold: float) -> str | None:
     also talk about rules).
     """
     signals = _tables()[1]
-    present = keys(view)
+    present = words(view)
     ends = [match.end() for match in _SENTENCE_END.finditer(view)]
     by_sentence: dict[int, dict[str, str]] = {}
     spans: dict[int, list[tuple[int, int]]] = {}
@@ -202,7 +202,7 @@ class Guard:
     def _scan(self, text: str, how: str, depth: int, found: dict[str, str]) -> None:
         for view_how, view, on_words in views(text):
             label = ", ".join(part for part in (how, view_how) if part)
-            present = keys(view)
+            present = words(view)
             for pattern in (*_tables()[0], *self._extra):
                 if (pattern.on_words != on_words or pattern.kind in found
                         or not pattern.gated.possible(present)):

@@ -37,8 +37,10 @@ _LEET_INSIDE = re.compile(r"[a-z][0-9@$|]|[0-9@$|!][a-z]")
 # Runs of single characters split by separators: "i g n o r e", "d.i.s.r.e.g.a.r.d".
 _SPACED_RUN = re.compile(r"(?<![^\W_])[a-z0-9](?:[\s.\-_*,/|~+'`]{1,3}[a-z0-9](?![^\W_])){2,}")
 _SEPARATORS = re.compile(r"[\s.\-_*,/|~+'`]+")
-# A word with a Latin letter and a look-alike from another script, in either order.
-_LOOKALIKE = "".join(chr(code) for code in CONFUSABLES)
+# A word with a Latin letter and a look-alike from another script (Cyrillic, Greek), in
+# either order. Latin letters of other languages (Turkish "ı") are never folded here.
+_LOOKALIKE = "".join(chr(code) for code in CONFUSABLES
+                     if unicodedata.name(chr(code)).startswith(("CYRILLIC", "GREEK")))
 _MIXED_WORD = re.compile(rf"\w*(?:[a-zA-Z]\w*[{_LOOKALIKE}]|[{_LOOKALIKE}]\w*[a-zA-Z])\w*")
 
 
