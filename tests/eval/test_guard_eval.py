@@ -262,6 +262,39 @@ def test_bipia_and_locomo_figures(rows: dict[tuple[str, str], Row]) -> None:
     assert _counts(rows["LoCoMo turns", "conversations 0-4 (trained on)"]) == (0, 0, 0, 2760)
 
 
+# Issue 27: the same texts scanned as the user's own words (source="user"). Every everyday
+# line passes: the standing preferences that keep each blind set above 0.5% as tool text
+# are a user's wishes about their own assistant. Of the injections, what the guard still
+# flags from a user's own turn: the orders no user gives (an address, a tool, a role
+# marker, the AI in the third person, hiding something from the user).
+AS_USER = {"third": 0, "fourth": 0, "fifth": 0, "sixth": 0, "seventh": 0}
+
+
+def test_everyday_text_as_the_users_own_words(rows: dict[tuple[str, str], Row]) -> None:
+    for (group, name), row in rows.items():
+        assert row.user_flagged <= row.flagged and row.user_caught <= row.caught, name
+        if group.endswith("ordinary set, by language") or group.startswith("held-out ordi"):
+            assert row.user_flagged == 0, (group, name)
+    blind = {name.split()[0]: row.user_flagged for (group, name), row in rows.items()
+             if group == "totals" and "blind ordinary set, 18" in name}
+    assert blind == AS_USER
+    assert rows["independent English set", "en"].user_flagged == 1  # a quoted override
+    assert rows["held-out ordinary text, by language", "en"].user_flagged == 0
+
+
+def test_injections_a_user_pastes_are_still_flagged_when_no_user_would_ask_them(
+        rows: dict[tuple[str, str], Row]) -> None:
+    assert rows["held-out, documents and code", "en"].user_caught == 15
+    assert rows["independent English set", "en"].user_caught == 51
+    assert rows["totals", "17 languages other than English"].user_caught == 17
+
+
+@needs_shared
+def test_bipia_as_the_users_own_words(rows: dict[tuple[str, str], Row]) -> None:
+    assert rows["totals", "BIPIA addressed, all categories"].user_caught == 15
+    assert rows["LoCoMo turns", "conversations 5-9 (held out)"].user_flagged == 0
+
+
 def test_absent_data_is_skipped_with_a_message(tmp_path: Path) -> None:
     """Also: at threshold 1.0 the learned layer (whose scores stay below 1) flags
     nothing, so every row is what the patterns alone give."""
@@ -309,7 +342,8 @@ def test_command_prints_the_table(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "vmem", "eval", "guard", "--data",
                              str(tmp_path)], capture_output=True, text=True, check=True)
     assert "held-out, by language" in result.stdout and "skipped: BIPIA" in result.stdout
-    assert result.stdout.split("\n")[0].split()[-3:] == ["flagged", "before", "model"]
+    assert result.stdout.split("\n")[0].split()[-5:] == ["flagged", "before", "model", "as",
+                                                          "user"]
 
 
 def test_precision_recall_moves_with_the_threshold() -> None:
