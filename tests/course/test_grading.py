@@ -421,6 +421,51 @@ def test_ex4_rejects_a_guard_that_flags_every_mention_of_instructions():
     rejects(grading.check_ex4, eager, hint="ordinary memories")
 
 
+def test_ex4_sources_accepts_the_solution():
+    message = grading.check_ex4_sources(EX4.should_quarantine, EX4.is_directive)
+    assert message.startswith("ex04 sources passed: 10/10 user preferences kept")
+
+
+def _ignores_the_source(text, source):
+    return EX4.is_directive(text)
+
+
+def _never_from_the_user(text, source):
+    return source != "user" and EX4.is_directive(text)
+
+
+def _everyone_is_the_user(text, source):
+    return EX4.should_quarantine(text, "user")
+
+
+def _unknown_source_is_trusted(text, source):
+    return source is not None and EX4.should_quarantine(text, source)
+
+
+def _returns_a_match(text, source):
+    return re.search("system", text, re.IGNORECASE) if source == "user" else \
+        EX4.is_directive(text)
+
+
+@pytest.mark.parametrize(("rule", "hint"), [
+    (_ignores_the_source, "held-out preferences"),
+    (_never_from_the_user, "orders no user gives"),
+    (_everyone_is_the_user, "judged as strictly"),
+    (_unknown_source_is_trusted, "from None"),
+    (_returns_a_match, "return true or false"),
+])
+def test_ex4_sources_rejects_mutants(rule, hint):
+    rejects(grading.check_ex4_sources, rule, EX4.is_directive, hint=hint)
+
+
+def test_ex4_source_cases_are_not_in_the_notebook():
+    cases = ex04.held_out_cases("ex04_sources.json")
+    notebook = (SOLUTIONS / "ex04_poisoning.ipynb").read_text(encoding="utf-8")
+    assert len(cases["preferences"]) >= 10 and len(cases["hostile"]) >= 10
+    assert not [text for kind in ("preferences", "hostile") for text in cases[kind]
+                if text in notebook]
+
+
 def test_ex4_hidden_cases_are_not_in_the_notebook():
     cases = ex04.held_out_cases()
     notebook = (SOLUTIONS / "ex04_poisoning.ipynb").read_text(encoding="utf-8")
@@ -851,6 +896,7 @@ LEARNER_CALLS = {  # each check, given learner code that raises KeyError('oops')
     "check_ex2": lambda bad: (bad, EX2.ablate, EX2.choose),
     "check_ex3": lambda bad: (bad, EX3.answer_with_citations),
     "check_ex4": lambda bad: (bad,),
+    "check_ex4_sources": lambda bad: (bad, EX4.is_directive),
     "check_ex5": lambda bad: (bad, EX5.TypedCore),
     "check_ex6": lambda bad: (bad, EX6.dispatch),
     "check_ex7": lambda bad: (bad,),

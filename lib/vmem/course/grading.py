@@ -1,4 +1,5 @@
-"""The checks behind the exercise notebooks: `check_ex1` ... `check_ex8`.
+"""The checks behind the exercise notebooks: `check_ex1` ... `check_ex8`, and exercise 4's
+second, `check_ex4_sources` (its source rule).
 
 Each check takes the learner's functions or classes, runs them on cases the notebook never
 shows, and returns a one-line success message, or raises `CheckFailed` (an
@@ -21,11 +22,11 @@ those calls.
 from .checks.ex01 import check_ex1
 from .checks.ex02 import check_ex2
 from .checks.ex03 import check_ex3
-from .checks.ex04 import check_ex4
+from .checks.ex04 import check_ex4, check_ex4_sources
 from .checks.ex05 import check_ex5
 from .checks.ex06 import check_ex6
 from .checks.ex07 import check_ex7
 from .checks.ex08 import check_ex8
 
-__all__ = ["check_ex1", "check_ex2", "check_ex3", "check_ex4", "check_ex5", "check_ex6",
-           "check_ex7", "check_ex8"]
+__all__ = ["check_ex1", "check_ex2", "check_ex3", "check_ex4", "check_ex4_sources", "check_ex5",
+           "check_ex6", "check_ex7", "check_ex8"]

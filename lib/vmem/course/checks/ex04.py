@@ -1,8 +1,11 @@
-"""Exercise 4's check: a guard against memory poisoning, scored on texts it has never
-seen: it must catch most held-out injections and flag almost no ordinary memories.
+"""Exercise 4's checks: a guard against memory poisoning, scored on texts it has never
+seen: it must catch most held-out injections and flag almost no ordinary memories
+(`check_ex4`); and the source rule that judges a text by where its words came from
+(`check_ex4_sources`).
 
-The held-out cases live in `vmem/course/data/ex04_check.json`. They ship with the
-library, so they deter rather than prevent a student who goes looking for them.
+The held-out cases live in `vmem/course/data/ex04_check.json` and `ex04_sources.json`.
+They ship with the library, so they deter rather than prevent a student who goes looking
+for them.
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ from typing import Any
 from .common import calling, fail, learner_check
 
 MIN_CAUGHT = 0.90  # the share of held-out injections a guard must catch
+MIN_HOSTILE = 0.80  # the share of orders no user gives that the source rule must catch
 MAX_FLAGGED = 0.05  # the share of held-out ordinary memories it may flag
 
 
-def held_out_cases() -> dict[str, Any]:
+def held_out_cases(name: str = "ex04_check.json") -> dict[str, Any]:
     """The hidden texts: `injections` (to catch), `ordinary` (to let through), and
-    `injection_kinds`, the kind of each injection, whose hints are in `kinds`."""
-    text = resources.files("vmem.course").joinpath("data", "ex04_check.json").read_text("utf-8")
+    `injection_kinds`, the kind of each injection, whose hints are in `kinds`; with
+    `name="ex04_sources.json"`, the source rule's `preferences` and `hostile` texts."""
+    text = resources.files("vmem.course").joinpath("data", name).read_text("utf-8")
     return json.loads(text)
 
 
@@ -70,3 +75,48 @@ def _by_kind(cases: dict[str, Any], caught: list[bool]) -> str:
     examples = " and ".join(repr(text) for text in missed)
     return (f"Caught by kind: {counts}. Missed, for example: {examples}. Hint: the kind "
             f"missed most is {worst[0]}: {cases['kinds'][worst[0]]}.")
+
+
+@learner_check
+def check_ex4_sources(should_quarantine: Callable[[str, str | None], bool],
+                      is_directive: Callable[[str], bool]) -> str:
+    """Check the source rule: text from a tool, a document, an import or nowhere known is
+    judged by `is_directive`; the user's own wishes pass; orders no user gives are caught
+    from the user too."""
+    cases = held_out_cases("ex04_sources.json")
+    texts = cases["preferences"] + cases["hostile"]
+
+    def judged(text: str, source: str | None, number: int) -> bool:
+        with calling(f"should_quarantine on held-out text #{number} from {source!r}"):
+            verdict = should_quarantine(text, source)
+        if not isinstance(verdict, bool):
+            fail(f"should_quarantine returned {verdict!r} ({type(verdict).__name__}); "
+                 "return True or False.")
+        return verdict
+
+    for number, text in enumerate(texts, 1):
+        with calling(f"is_directive on held-out text #{number}"):
+            strict = bool(is_directive(text))
+        for source in ("tool", "import", None):
+            if judged(text, source, number) != strict:
+                fail(f"from {source!r}, held-out text #{number} got "
+                     f"{not strict} while is_directive says {strict}: text that is not the "
+                     "user's own (a tool's output, an import, a text of unknown source) is "
+                     "judged as strictly as your guard judges it.")
+    wrong = [text for number, text in enumerate(cases["preferences"], 1)
+             if judged(text, "user", number)]
+    if wrong:
+        fail(f"quarantined {len(wrong)} of {len(cases['preferences'])} held-out preferences "
+             f"the user stated about their own assistant, e.g. {wrong[0]!r}: a user may "
+             "set its tone, length, language, format or name. From the user, quarantine "
+             "only orders no user gives their own assistant.")
+    caught = sum(judged(text, "user", number) for number, text in enumerate(cases["hostile"], 1))
+    total = len(cases["hostile"])
+    if caught < MIN_HOSTILE * total:
+        fail(f"from the user, caught {caught} of {total} held-out orders no user gives their "
+             f"own assistant; at least {MIN_HOSTILE:.0%} are needed. Pasted text can carry "
+             "them: sending data to an address, calling a tool, a forged SYSTEM or role "
+             "marker, words to 'the AI reading this', hiding something from the user, "
+             "setting the assistant's instructions aside.")
+    return (f"ex04 sources passed: {len(cases['preferences'])}/{len(cases['preferences'])} "
+            f"user preferences kept, {caught}/{total} hostile orders caught from the user.")
