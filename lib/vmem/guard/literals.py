@@ -71,7 +71,10 @@ def _best(*options: frozenset[str] | None) -> frozenset[str] | None:
     return max(usable, key=lambda option: min(map(len, option)), default=None)
 
 
-def _item(op: Any, av: Any) -> Found:
+def _item(op: Any, av: Any, left: bool = False, right: bool = False) -> Found:
+    """What one parsed item is and needs; `left` and `right` say that what stands just
+    before and just after it is known to be an edge (then a group's or a branch's words
+    can be whole at its ends: "\\b(?:nothing else|every answer)\\b")."""
     name = str(op)
     if name == "LITERAL":
         return frozenset([chr(av)]), None
@@ -80,16 +83,16 @@ def _item(op: Any, av: Any) -> Found:
     if name == "IN" and len(av) <= 8 and all(str(member) == "LITERAL" for member, _v in av):
         return frozenset(chr(value) for _member, value in av), None  # "[sz]"
     if name == "SUBPATTERN":
-        return _sequence(list(av[-1]))
+        return _sequence(list(av[-1]), left, right)
     if name == "BRANCH":
-        found = [_sequence(list(branch)) for branch in av[1]]
+        found = [_sequence(list(branch), left, right) for branch in av[1]]
         exact = (frozenset().union(*(e for e, _n in found))
                  if all(e is not None for e, _n in found) else None)
         needed = [_best(_as_words(e), n) for e, n in found]
         return exact, (frozenset().union(*needed)  # type: ignore[arg-type]
                        if all(option is not None for option in needed) else None)
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[1] == 1:
-        exact, needed = _sequence(list(av[2]))  # once, or at most once ("(?:hey )?")
+        exact, needed = _sequence(list(av[2]), left, right)  # once, or at most once
         if av[0] == 0:
             return (None if exact is None else exact | {""}), None
         return exact, _best(_as_words(exact), needed)
@@ -99,27 +102,33 @@ def _item(op: Any, av: Any) -> Found:
     return None, None
 
 
-def _sequence(items: list[tuple[Any, Any]]) -> Found:
+def _sequence(items: list[tuple[Any, Any]], left: bool = False, right: bool = False
+              ) -> Found:
     """A sequence: runs of exact items are joined (every pairing, up to `MAX_PRODUCT`
     strings); the best of the runs' whole words and of what each item needs is what the
     sequence needs. Where an item that is not exact cuts a run, the cut is an edge when
     that item only ever matches characters that are no word characters (`\\s`, `[.!?]`,
-    `^`): "[.!?]\\s{0,5}please" holds the whole word "please"."""
+    `^`): "[.!?]\\s{0,5}please" holds the whole word "please". `left` and `right`: an
+    edge is known to stand just before and just after the sequence."""
     candidates: list[frozenset[str] | None] = []
-    run: frozenset[str] = frozenset([""])
+    run: frozenset[str] = frozenset([_EDGE if left else ""])
     whole_exact = True
     for index, (op, av) in enumerate(items):
-        exact, needed = _item(op, av)
+        before = all(part and (part[-1] == _EDGE or not _WORD.match(part[-1])) for part in run)
+        after = _opens_with_edge(items[index + 1:], right)
+        exact, needed = _item(op, av, before, after)
         candidates.append(needed)
         if exact is not None and len(run) * len(exact) <= MAX_PRODUCT:
             run = frozenset(a + b for a in run for b in exact)
             continue
         whole_exact = False
-        right = _EDGE if _opens_with_edge(items[index:]) else ""
-        candidates.append(_as_words(frozenset(part + right for part in run)))
-        after_edge = _ends_with_edge(items[:index + 1]) or (_nonword(op, av) == 0 and all(
-            part and (part[-1] == _EDGE or not _WORD.match(part[-1])) for part in run))
+        edge = _EDGE if _opens_with_edge(items[index:], right) else ""
+        candidates.append(_as_words(frozenset(part + edge for part in run)))
+        after_edge = _ends_with_edge(items[:index + 1], left) or (
+            _nonword(op, av) == 0 and before)
         run = exact if exact is not None else frozenset([_EDGE if after_edge else ""])
+    if right:
+        run = frozenset(part + _EDGE for part in run)
     if not whole_exact:
         candidates.append(_as_words(run))
     return (run if whole_exact else None), _best(*candidates, _as_words(run)
@@ -164,10 +173,11 @@ def _nonword_sequence(items: list[tuple[Any, Any]]) -> int | None:
     return None if any(w is None for w in widths) else sum(widths)  # type: ignore[misc]
 
 
-def _ends_with_edge(items: list[tuple[Any, Any]]) -> bool:
+def _ends_with_edge(items: list[tuple[Any, Any]], default: bool = False) -> bool:
     """True when what `items` match always ends with an edge (a character that is no word
     character, or a boundary): the last item that must match something decides, and a
-    group or branch decides by its own last items."""
+    group or branch decides by its own last items; `default` when they may match
+    nothing."""
     for op, av in reversed(items):
         width = _nonword(op, av)
         if width is not None and width > 0:
@@ -186,13 +196,13 @@ def _ends_with_edge(items: list[tuple[Any, Any]]) -> bool:
                 return True
             continue  # "(?:\\w+ ){0,5}" may match nothing: the item before decides
         return name == "LITERAL" and not _WORD.match(chr(av))
-    return False
+    return default
 
 
-def _opens_with_edge(items: list[tuple[Any, Any]]) -> bool:
+def _opens_with_edge(items: list[tuple[Any, Any]], default: bool = False) -> bool:
     """True when what `items` match always begins with an edge: items that match no word
     character and may match nothing are skipped, and the first that must match one
-    decides."""
+    decides; `default` when they may all match nothing."""
     for op, av in items:
         width = _nonword(op, av)
         if width is not None and width > 0:
@@ -208,7 +218,7 @@ def _opens_with_edge(items: list[tuple[Any, Any]]) -> bool:
                 return True
             continue  # "(?: \\w+){0,3}" may match nothing: the item after decides
         return False
-    return False
+    return default
 
 
 @dataclass(frozen=True)
