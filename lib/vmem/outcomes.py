@@ -111,7 +111,8 @@ def judged(hit: Hit, guard: Guard) -> ShownHit:
     verdict = guard.scan(value.text, source=value.source)
     if value.flagged:
         spans = verdict.spans if verdict.flagged else ()
-        verdict = Verdict(True, value.flag_reasons, verdict.language, spans, value.source)
+        verdict = Verdict(True, value.flag_reasons, spans=spans, source=value.source,
+                          text=value.text)
     return ShownHit(hit, verdict)
 
 

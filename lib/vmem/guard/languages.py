@@ -336,13 +336,18 @@ _CHECKS = tuple((tuple(unicodedata.normalize("NFKC", key)
                 for lang, rx in ANCHORS.items())
 
 
+# The same with only the keys an ASCII text can hold (most English text is ASCII).
+_ASCII_CHECKS = tuple((ascii_keys, regex) for keys, regex in _CHECKS
+                      if (ascii_keys := tuple(key for key in keys if key.isascii())))
+
+
 class _Anchor:
     """`search(text)` like a regex over all languages' anchors, running only the regexes
     of the languages whose keys occur in `text` (one alternation of them all was slow)."""
 
     @staticmethod
     def search(text: str) -> re.Match[str] | None:
-        for keys, regex in _CHECKS:
+        for keys, regex in _ASCII_CHECKS if text.isascii() else _CHECKS:
             if any(key in text for key in keys):
                 match = regex.search(text)
                 if match:

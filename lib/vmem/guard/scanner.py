@@ -163,11 +163,10 @@ class Guard:
         Without a source the text is judged as tool output, the strictest case."""
         if source not in SOURCES:
             raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}")
-        from .languages import language
         found = self._findings(text, source)
         reasons = tuple(f"{kind}: {evidence}" for kind, evidence in found.items())
         spans = self._spans(text, source) if reasons else ()
-        return Verdict(bool(reasons), reasons, language(text), spans, source)
+        return Verdict(bool(reasons), reasons, spans=spans, source=source, text=text)
 
     def learned_score(self, text: str) -> float:
         """The learned layer's highest sentence score in `text` and what it decodes to
