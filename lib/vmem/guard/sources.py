@@ -38,7 +38,7 @@ _AI = (r"(?:ai|a\.i\.|assistant|language model|model|bot|chatbot|llm|agent|gpt|i
 # Marks read on the normalised text (lower case, look-alikes folded, punctuation kept).
 _MARKS: tuple[tuple[str, str], ...] = (
     ("speaks to the AI reading it",
-     rf"\b{_AI} (?:that |which |who )?(?:is |are )?(?:reads?|reading|retrieves?|retrieving|"
+     rf"\b{_AI} (?:that |which |who )?(?:is |are )?(?:reads|reading|retrieves?|retrieving|"
      r"process(?:es|ing)?|sees?|seeing|summari[sz](?:es|ing)|pars(?:es|ing)|scrap(?:es|ing)|"
      r"index(?:es|ing)|crawl(?:s|ing)|got this far|gets this far|made it this far|"
      r"comes? across)\b|"
@@ -48,7 +48,7 @@ _MARKS: tuple[tuple[str, str], ...] = (
      rf"(?:the |any |all |every |an? )?(?:\w{{1,15}} )?{_AI}\b|"
      rf"\b(?:si eres|si tu es|se sei|se você é|se voce e|wenn du) (?:una?|ein[e]?|un) "
      rf"(?:\w{{1,15}} )?{_AI}\b|"
-     rf"\b(?:la|le|l'|die|a) ?{_AI},? (?:que|qui|che|die) (?:lea|lee|lit|legge|lê|le|liest)\b|"
+     rf"\b(?:la|le|l'|die|a) ?{_AI},? (?:que|qui|che|die) (?:lea|lee|lit|legge|lê|liest)\b|"
      rf"\b(?:nota|hinweis|remarque) (?:para|pour|per|für|fur) (?:la |l'|die |a )?{_AI}\b"),
     ("tells the user what to do",
      r"\b(?:tell|ask|urge|direct|redirect|send|convince|instruct|persuade|invite|encourage|"
