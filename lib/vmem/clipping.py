@@ -44,11 +44,10 @@ class ClippedView(Message):
 def clipped_view(message: Message, tokens: int, keep: int) -> ClippedView:
     """The view of `message` (whole: `tokens` tokens) that shows `keep` characters of its
     text after the note. The whole message is left unchanged."""
-    texts = _texts(message)
-    shown = []
+    texts, shown, left = _texts(message), [], keep
     for text in texts:
-        shown.append(text if len(text) <= keep else clip(text, keep) if keep > 0 else "")
-        keep = max(keep - len(text), 0)
+        shown.append(text if len(text) <= left else clip(text, left) if left > 0 else "")
+        left = max(left - len(text), 0)
     note = clip_note(message.id, message.role, tokens)
     content = f"{note}\n{shown[0]}" if shown[0] else note
     calls = None if message.tool_calls is None else [
