@@ -11,6 +11,7 @@ import json
 import pytest
 from context_helpers import approx, prompt_tokens  # conftest puts tests/helpers on sys.path
 
+from vmem.agentfile import export_document, import_document
 from vmem.clipping import ClippedView, clipped_view
 from vmem.clock import StepClock
 from vmem.context import MainContext
@@ -18,6 +19,7 @@ from vmem.core import CoreMemory
 from vmem.errors import InputTooLargeError, StoreError
 from vmem.memory import Memory
 from vmem.messages import Message
+from vmem.storage import open_backend
 from vmem.summarize import ExtractiveSummarizer
 
 
@@ -118,6 +120,29 @@ def test_a_reopened_memory_shows_the_same_clipped_prompt(tmp_path) -> None:
         view = memory.context.messages[-2]
         assert isinstance(view, ClippedView) and view.id == message.id
         assert memory.recall.get(message.id).content == message.content
+
+
+def test_a_clipped_message_is_shown_the_same_after_export_and_import_under_new_ids(
+        tmp_path) -> None:
+    source, destination = str(tmp_path / "source.db"), str(tmp_path / "destination.db")
+    with Memory.open(source, scope={"user_id": "ana"}, max_tokens=2000) as memory:
+        memory.context.append(Message("user", paste(6000)))
+        shown = shown_text(memory.context.messages[-1])
+    with Memory.open(destination, scope={"user_id": "ben"}) as memory:
+        for index in range(3):  # ids 1-3 are taken: Ana's messages get new ids
+            memory.context.append(Message("user", f"hello {index}"))
+    backend = open_backend(source)
+    document = export_document(backend)
+    backend.close()
+    assert [pair[0] for pair in document["agents"][0]["context"]["clipped"]] == [1]
+    backend = open_backend(destination)
+    import_document(backend, document)
+    backend.close()
+    with Memory.open(destination, scope={"user_id": "ana"}, max_tokens=2000) as memory:
+        view = memory.context.messages[-1]
+        assert isinstance(view, ClippedView) and view.id == 4
+        assert view.content.startswith("[message 4, ") and shown_text(view) == shown
+        assert memory.recall.get(4).content == paste(6000)
 
 
 def test_a_tool_call_with_huge_arguments_keeps_its_id_and_valid_json(clock) -> None:
