@@ -37,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 from .errors import VMemError
 from .messages import Message
 from .protocols import AgentMemory
+from .text import clip
 from .tools import MemoryTools, ToolResult
 from .turn import AssistantTurn, Exchange, StopReason, ToolCall, TraceRow, Turn, trace_rows
 
@@ -280,17 +281,24 @@ class RulePolicy:
                                      "about something you told me.")
 
 
+QUOTE_CHARS = 1_000
+"""The most characters `RulePolicy` quotes of one hit (a long paste is found whole, and
+`send_message` takes at most `MAX_STRING_CHARS`)."""
+
+
 def _answer(question: str, results: dict[str, ToolResult]) -> str:
-    """The best usable hit, quoted and cited: a record, else an earlier user message that
-    is neither this question nor another one. Quarantined hits are never quoted."""
+    """The best usable hit, quoted (clipped to `QUOTE_CHARS`) and cited: a record, else an
+    earlier user message that is neither this question nor another one. Quarantined hits
+    are never quoted."""
     for hit in results["archival_memory_search"].hits:
         if not hit.quarantined:
-            return f"From my archival memory: {hit.text} [record {hit.id}]"
+            return f"From my archival memory: {clip(hit.text, QUOTE_CHARS, show_length=True)} " \
+                   f"[record {hit.id}]"
     for hit in results["conversation_search"].hits:
         if not hit.quarantined and hit.speaker != "assistant" \
                 and hit.text.strip() != question.strip() and not hit.text.rstrip().endswith("?"):
-            return f'From our earlier conversation: {hit.speaker} said "{hit.text}" ' \
-                   f"[message {hit.id}]"
+            return f"From our earlier conversation: {hit.speaker} said " \
+                   f'"{clip(hit.text, QUOTE_CHARS, show_length=True)}" [message {hit.id}]'
     return "I could not find anything about that in my memory."
 
 

@@ -520,3 +520,15 @@ def test_the_agent_runs_on_any_memory_with_the_protocols_members(clock):
     answer = agent.step("What is my cat called?")
     assert answer.reply == "From my archival memory: My cat is called Miso. [record 1]"
     assert [event.kind for event in answer.events] == ["appended"] * 7
+
+
+def test_the_rule_policy_quotes_a_long_paste_clipped_and_cites_it(clock):
+    with make_memory(clock) as memory:
+        agent = Agent(memory, RulePolicy())
+        paste = " ".join(f"filler{index}" for index in range(6000)) + " My kayak is green."
+        agent.step(paste)
+        turn = agent.step("What colour is my kayak?")
+        assert turn.stop_reason == "final_message" and turn.calls[-1].result.ok
+        quoted = turn.reply.split('"')[1]
+        assert quoted.endswith(f"({len(paste)} characters)") and len(quoted) < 1_100
+        assert paste.startswith(quoted.split("…")[0]) and turn.reply.endswith("[message 1]")
