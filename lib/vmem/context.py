@@ -189,10 +189,9 @@ class MainContext:
     def append(self, message: Message) -> Message:
         """Store `message` in recall, queue it, then warn or flush as the budget requires.
 
-        One that cannot fit even after evicting all that may go is queued clipped
-        (`_clip_keep`). Raises, changing nothing, `ContextOverflowError` when not even
-        its note fits, and what recall refuses (`InputTooLargeError` over its size
-        limit). Returns the stored message, whole."""
+        A message that cannot fit even after a full flush is queued clipped (`_clip_keep`).
+        Raises, changing nothing, `ContextOverflowError` when not even its note fits, and
+        what recall refuses (`InputTooLargeError` over its limit). Returns the message."""
         if not isinstance(message, Message):
             raise TypeError(f"append takes a vmem.Message, got {type(message).__name__}")
         if message.id is not None:
