@@ -8,7 +8,8 @@ user messages) are appended one by one to a `RecallStore` in a file, then its fi
 questions are searched for 10 hits each, twice (the second pass is "warm": the search
 cache holds their words). Beside it, in the same process, the same texts as archival
 records ("speaker: text") in an `ArchivalStore` of the same size answer the same
-questions, so recall's cost over archival's shows at one size and on one machine. `--against` runs the same in another copy of vmem (for example
+questions, so recall's cost over archival's shows at one size and on one machine.
+`--against` runs the same in another copy of vmem (for example
 an older checkout's `lib/`), so the table shows the two side by side from one command.
 Each runs in its own process. LoCoMo is not part of the repository: without it the
 benchmark says where to get it and skips.

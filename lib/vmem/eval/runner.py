@@ -50,6 +50,7 @@ from ..archival import ArchivalStore
 from ..bm25 import BM25Index, tokenize
 from ..memory import DEFAULT_MAX_TOKENS, Memory
 from ..messages import Message
+from ..ranking import Priors
 from .analysis import analyze
 from .locomo import CATEGORY_NAMES, Conversation
 from .metrics import MeanTable, recall_at_k
@@ -248,19 +249,20 @@ class UnitRanker:
 def evaluate_recall(conversations: Sequence[Conversation], configs: Sequence[str],
                     ks: Sequence[int] = (1, 5, 10, 25, 50),
                     order: Sequence[str] = CATEGORY_ORDER,
-                    max_tokens: int = DEFAULT_MAX_TOKENS
+                    max_tokens: int = DEFAULT_MAX_TOKENS, priors: Priors | None = None
                     ) -> dict[str, dict[str, dict[str, float]]]:
     """Evidence recall@k per configuration, per category (in `order`) and overall, in percent.
 
     `configs` are names: `dialog/bm25[+option...]`, `dialog/recall`, `dialog/archival`,
     `observation/bm25`, `summary/bm25`. Questions without resolvable evidence are skipped.
-    `max_tokens` is the main context of the library path's agent (`ingest_memory`).
+    `max_tokens` is the main context of the library path's agent (`ingest_memory`) and
+    `priors` its recall store's (default: the store's own).
     """
     result = {}
     for name in configs:
         table = MeanTable()
         for conversation in conversations:
-            rank = _unit_ranking(conversation, name, max_tokens)
+            rank = _unit_ranking(conversation, name, max_tokens, priors)
             for question in conversation.questions:
                 if not question.evidence:
                     continue
@@ -271,8 +273,8 @@ def evaluate_recall(conversations: Sequence[Conversation], configs: Sequence[str
     return result
 
 
-def _unit_ranking(conversation: Conversation, name: str, max_tokens: int = DEFAULT_MAX_TOKENS
-                  ) -> Callable[[str, int], list]:
+def _unit_ranking(conversation: Conversation, name: str, max_tokens: int = DEFAULT_MAX_TOKENS,
+                  priors: Priors | None = None) -> Callable[[str, int], list]:
     """A function question, k -> the ranked units' dia_ids, for configuration `name`."""
     if name in UNIT_CONFIGS:
         units = conversation.observations if name.startswith("observation") else \
@@ -282,6 +284,7 @@ def _unit_ranking(conversation: Conversation, name: str, max_tokens: int = DEFAU
     turns = conversation.messages()
     if name == "dialog/recall":
         recall = ingest_memory(turns, max_tokens).recall
+        recall.priors = priors or recall.priors
         return lambda question, k: [hit.record.meta["dia_id"]
                                     for hit in recall.search(question, top_k=k)]
     if name == "dialog/archival":
