@@ -50,11 +50,11 @@ LAYERS: dict[str, tuple[int, int]] = {
     "guard.decode": (0, 0), "guard.views": (0, 0), "guard.sources": (0, 0),
     "guard.literals": (0, 0),
     "guard.model": (0, 1), "guard.verdict": (0, 1), "guard.wrap": (0, 2),
-    "messages": (0, 1), "eval.errors": (0, 1),
+    "messages": (0, 1), "eval.errors": (0, 1), "events": (0, 0),
     # 1 parts
     "core": (1, 0), "bm25": (1, 0), "summarize": (1, 0), "guard.scanner": (1, 0), "guard": (1, 1),
     "eviction": (1, 0), "prompt": (1, 0), "signatures": (1, 0), "supersede": (1, 0),
-    "outcomes": (1, 2), "ranking": (1, 1),
+    "outcomes": (1, 2), "ranking": (1, 1), "clipping": (1, 1),
     # 2 storage
     "store": (2, 0), "storage.base": (2, 0), "search": (2, 1), "storage.topk": (2, 2),
     "storage.sqlite": (2, 3), "storage.backends": (2, 5), "tier": (2, 6),
@@ -69,7 +69,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     # 5 around the library
     "viz.markup": (5, 0), "viz.box": (5, 0), "course.quiz": (5, 0),
     "course.checks.common": (5, 0), "course.classroom": (5, 0),
-    "eval.locomo": (5, 0), "eval.metrics": (5, 0), "eval.analysis": (5, 0),
+    "eval.locomo": (5, 0), "eval.metrics": (5, 0), "eval.analysis": (5, 0), "eval.beam": (5, 1),
     "viz.eviction": (5, 1), "viz.retrieval": (5, 1), "viz.trace": (5, 1), "viz.quiz": (5, 1),
     "course.checks.ex01": (5, 1), "course.checks.ex02": (5, 1), "course.checks.ex03": (5, 1),
     "course.checks.ex04": (5, 1), "course.checks.ex05": (5, 1), "course.demo": (5, 1),
