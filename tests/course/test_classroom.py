@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from vmem.course.classroom import EXERCISES, STRETCH, main
+from vmem.course.classroom import EXERCISES, STRETCH, grade_notebook, main
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS, EXERCISE_DIR = ROOT / "solutions", ROOT / "exercises"
@@ -85,6 +85,20 @@ def test_a_class_grades_into_a_gradebook_despite_broken_notebooks(tmp_path, caps
     assert "ex01_token_cap: failed (NotImplementedError" in bob_row["notes"]
     table = capsys.readouterr().out
     assert "ada" in table and "1/8" in table and "0/8" in table
+
+
+@pytest.mark.skipif(not SOLUTIONS.is_dir(), reason="a student release has no solutions/")
+def test_every_official_check_of_an_exercise_must_pass(tmp_path):
+    """Exercise 4 ends with two checks: a right guard with a source rule that ignores the
+    source fails on the second."""
+    nb = nbformat.read(SOLUTIONS / "ex04_poisoning.ipynb", as_version=4)
+    first = next(i for i, cell in enumerate(nb.cells) if "check" in cell.metadata.get("tags", []))
+    nb.cells.insert(first, nbformat.v4.new_code_cell(
+        "def should_quarantine(text, source):\n    return is_directive(text)"))
+    _write(tmp_path, "ex04_poisoning", nb)
+    result = grade_notebook(tmp_path / "ex04_poisoning.ipynb", "ex04_poisoning", timeout=60)
+    assert result.status == "failed"
+    assert "CheckFailed" in result.message and "preferences" in result.message
 
 
 def test_a_missing_folder_is_a_usage_error(tmp_path, capsys):

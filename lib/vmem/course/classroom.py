@@ -13,7 +13,7 @@ Every notebook is read, never written: the grader executes an in-memory copy in 
 temporary folder, with a time limit per notebook, beside a copy of the learner's
 `my_parts/` (the parts their passed checks kept, which the capstone runs on; each is
 checked again when it is loaded). The copy's `check` cells are replaced by
-the official check call, so editing or deleting a check cell does not change a grade.
+the official check calls, so editing or deleting a check cell does not change a grade.
 A notebook that hangs, crashes its kernel, is missing or is not valid JSON gets a failing
 grade with the reason; the rest of the class is still graded. The exit status is 0 only
 when every exercise passed, so CI can use it.
@@ -37,12 +37,14 @@ from typing import Any
 
 from ..text import one_line
 
-# The exercises in order, with the official check each one ends with.
+# The exercises in order, with the official check each one ends with: one call a line, one
+# check cell a line (exercise 4 ends with two: the guard, then its source rule).
 EXERCISES: dict[str, str] = {
     "ex01_token_cap": "check_ex1(approx_tokens, CappedContext)",
     "ex02_bm25": "check_ex2(recall_at_k, ablate, choose)",
     "ex03_citations": "check_ex3(insert_fact, answer_with_citations)",
-    "ex04_poisoning": "check_ex4(is_directive)",
+    "ex04_poisoning": "check_ex4(is_directive)\n"
+                      "check_ex4_sources(should_quarantine, is_directive)",
     "ex05_typed_core": "check_ex5(to_memgpt, TypedCore)",
     "ex06_memory_tools": "check_ex6(tool_schema, dispatch)",
     "ex07_agent_loop": "check_ex7(run_turn)",
@@ -112,7 +114,8 @@ def execute(nb: Any, workdir: Path, timeout: float, allow_errors: bool = True) -
 
 
 def grade_notebook(path: Path, exercise: str, timeout: float = DEFAULT_TIMEOUT) -> Result:
-    """Grade one notebook against the official check of `exercise`."""
+    """Grade one notebook against the official checks of `exercise` (it passes when every
+    one passes; the first error is the message)."""
     nbclient, nbformat = _nb_modules()
     if not path.is_file():
         return Result(exercise, "missing", f"{path.name} not found")
@@ -121,14 +124,13 @@ def grade_notebook(path: Path, exercise: str, timeout: float = DEFAULT_TIMEOUT) 
     except Exception as exc:  # bad JSON, not a notebook, unreadable bytes
         shown = one_line(str(exc), _MESSAGE_CHARS)
         return Result(exercise, "invalid", f"not a valid notebook: {shown}")
-    source = f"from vmem.grading import {EXERCISES[exercise].split('(')[0]}\n" \
-             f"{EXERCISES[exercise]}"
+    calls = EXERCISES[exercise].splitlines()
+    imports = f"from vmem.grading import {', '.join(call.split('(')[0] for call in calls)}"
     nb.cells = [cell for cell in nb.cells
                 if not {CHECK_TAG, STRETCH_TAG} & set(cell.get("metadata", {}).get("tags", []))]
-    nb.cells.append(nbformat.v4.new_code_cell(source))
+    nb.cells.extend(nbformat.v4.new_code_cell(f"{imports}\n{call}") for call in calls)
     if exercise in STRETCH:
-        nb.cells.append(nbformat.v4.new_code_cell(source.split("\n")[0] + "\n" +
-                                                  STRETCH[exercise]))
+        nb.cells.append(nbformat.v4.new_code_cell(f"{imports}\n{STRETCH[exercise]}"))
     with tempfile.TemporaryDirectory(prefix="vmem-grade-") as workdir:
         kept = path.parent / "my_parts"
         if kept.is_dir():  # the parts earlier exercises kept, which the capstone runs on
@@ -146,7 +148,7 @@ def grade_notebook(path: Path, exercise: str, timeout: float = DEFAULT_TIMEOUT) 
     if exercise in STRETCH:
         stretch_errors = _errors(nb.cells.pop())
         stretch = "failed" if stretch_errors else "passed"
-    errors = _errors(nb.cells[-1])
+    errors = next((found for cell in nb.cells[-len(calls):] if (found := _errors(cell))), "")
     if errors:
         return Result(exercise, "failed", errors, stretch)
     return Result(exercise, "passed", f"stretch: {stretch_errors}" if stretch == "failed" else "",
