@@ -140,17 +140,21 @@ def _verb_forms(bases: str) -> frozenset[str]:
 
 
 # A word followed at once by a finite verb is the sentence's subject, not an order's verb
-# ("Mum keeps asking the assistant...", "People say AI...", "Mia asked whether..."): an
-# auxiliary, an -s or past form of a common verb of saying, thinking, wanting or doing, a
-# base form that follows a plural subject (rarely a noun an order could take as object),
-# or an adverb of frequency between subject and verb. Verbs that take a bare verb after
-# them ("Help keep...", "Let your code...") are exempt.
+# ("Mum keeps asking the assistant...", "People say AI...", "Mia asked whether...",
+# "Sales rose..."): an auxiliary, an -s or past form of a common verb of saying, thinking,
+# wanting or doing, or of a figure moving in the news, a base form that follows a plural
+# subject (rarely a noun an order could take as object), or an adverb of frequency between
+# subject and verb. Verbs that take a bare verb after them ("Help keep...", "Let your
+# code...") are exempt.
 _STATEMENT_VERBS = (
     "say think know want need love hate prefer keep seem tend believe expect hope wish agree "
     "disagree reckon suppose mean trust rely swear insist complain argue worry ask tell get "
     "go come see look feel try work live use talk laugh find take give make spend send write "
     "leave buy pay eat watch wait remember forget learn teach study travel enjoy become "
-    "happen sleep drive walk wear hold understand speak hear meet notice")
+    "happen sleep drive walk wear hold understand speak hear meet notice "
+    # how news tells a figure moving ("Sales rose...", "Shares climbed...", "Revenue grew")
+    "rise fall grow climb jump drop slip surge plunge decline increase decrease soar slump dip "
+    "tumble gain double triple")
 _AUXILIARIES = (
     "is are was were am has have had do does did will would can could shall should may might "
     "must isnt arent wasnt werent hasnt havent hadnt doesnt didnt dont wont cant couldnt "
@@ -158,7 +162,7 @@ _AUXILIARIES = (
 _IRREGULAR_PAST = (
     "said told thought knew went got made took gave came saw found kept felt wrote ran sent "
     "spent brought bought paid left heard meant became began forgot understood taught sold "
-    "held stood spoke met lost won")
+    "held stood spoke met lost won rose fell grew shrank sank drove led")
 _AFTER_PLURAL_SUBJECT = (
     "say think know want need love hate prefer keep seem tend believe expect hope wish agree "
     "disagree reckon suppose mean trust rely swear insist complain argue worry "
