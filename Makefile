@@ -5,8 +5,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 LOCOMO := ../shared/data/locomo/locomo10.json
+SITE_ENV := build/site-env
+SITE_STAMP := $(SITE_ENV)/.installed
 
-.PHONY: setup lab test lint unit notebooks browser demo chat execute exercises lessons grade release bench eval \
+.PHONY: setup lab test lint unit notebooks browser site site-test demo chat execute exercises lessons grade release bench eval \
 	fuzz clean
 
 setup: $(STAMP)
@@ -32,13 +34,28 @@ unit: setup
 notebooks: setup
 	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb) $(wildcard solutions/lessons/*.ipynb)
 
-# ruff, every test (slow ones included), then nbval strict over the committed notebooks.
+# ruff, every test (slow ones included), nbval strict over the committed notebooks, then the
+# browser course's tests (timed apart: they build the site and run it in Pyodide).
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not site"
 	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb) $(wildcard solutions/lessons/*.ipynb)
+	$(MAKE) site-test
 
 browser: setup
 	$(BIN)/python -m pytest -q -m browser tests/viz/browser
+
+# The course in the browser (JupyterLite, Pyodide kernel) in build/site, from pinned npm and
+# PyPI packages only; its own environment, so it needs neither `make setup` nor a CDN.
+$(SITE_STAMP): lite/requirements.txt
+	$(PYTHON) -m venv $(SITE_ENV)
+	$(SITE_ENV)/bin/python -m pip install --quiet -r lite/requirements.txt
+	touch $(SITE_STAMP)
+
+site: $(SITE_STAMP)
+	$(SITE_ENV)/bin/python scripts/build_site.py
+
+site-test: setup site
+	$(BIN)/python -m pytest -q -m site -p no:cacheprovider tests
 
 demo: setup
 	$(BIN)/python -m vmem demo
@@ -78,4 +95,4 @@ fuzz: setup
 	$(BIN)/python -m pytest -q -m slow tests/lib/test_tools_fuzz.py
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build lite/node_modules .pytest_cache .ruff_cache .hypothesis
