@@ -8,14 +8,15 @@ and PyPI, never a CDN:
 
 1. Pyodide from npm (`lite/package.json`, checked by `npm ci` against package-lock.json);
 2. the kernel's wheels from PyPI (`lite/kernel-wheels.txt`, each checked by its sha256) and
-   vmem's own wheel, built from this checkout;
+   vmem's own wheel, built from this checkout (and, for the tests only, never served,
+   `lite/test-wheels.txt` into build/site-cache/test-wheels);
 3. a staging folder holding the site's settings (`lite/jupyter-lite.json`: the local Pyodide,
    no PyPI, vmem and ipywidgets loaded when the kernel starts) and `static/pyodide/`, the
    runtime beside those wheels and a lock that lists only them (scripts/pyodide_lock.py);
 4. `jupyter lite build` over it, with notebooks/ and exercises/ as the site's files (in
    those two folders, as in a checkout, so `my_parts/` sits beside them as it does there).
 
-Downloads are kept in build/site-cache, so a second build fetches nothing.
+Downloads are kept in build/site-cache, so a second build downloads no file again.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ import sys
 import time
 from pathlib import Path
 
-from pyodide_lock import Wheel, patch_lock
+from pyodide_lock import Wheel, normalize, patch_lock
 
 ROOT = Path(__file__).resolve().parent.parent
 LITE = ROOT / "lite"
 CACHE = ROOT / "build" / "site-cache"
+TEST_WHEELS = CACHE / "test-wheels"
 CONTENTS = ("notebooks", "exercises")
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.js", "pyodide.asm.mjs", "pyodide.asm.wasm",
                  "python_stdlib.zip", "pyodide-lock.json", "package.json")
@@ -55,22 +57,27 @@ def fetch_pyodide() -> Path:
     return package
 
 
-def fetch_wheels() -> list[Path]:
-    """The kernel's wheels (hash-checked by pip) and vmem's wheel built from this tree."""
-    wheels = CACHE / "wheels"
+def download(requirements: Path, folder: Path) -> list[Path]:
+    """The wheels a hash-pinned requirements file names, fetched from PyPI into `folder`
+    (pip checks every hash; cached files are not fetched again)."""
     run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
          "--only-binary=:all:", "--python-version", "3.14", "--require-hashes",
-         "-r", str(LITE / "kernel-wheels.txt"), "-d", str(wheels)])
+         "-r", str(requirements), "-d", str(folder)])
+    pinned = {normalize(line.split("==")[0]) for line in requirements.read_text().splitlines()
+              if line and not line.startswith("#")}
+    return [path for path in sorted(folder.glob("*.whl"))
+            if normalize(Wheel.read(path).name) in pinned]
+
+
+def fetch_wheels() -> list[Path]:
+    """The kernel's wheels and vmem's wheel built from this tree; and, for the tests that
+    run the library under Pyodide (never served), the test-only wheels."""
+    download(LITE / "test-wheels.txt", TEST_WHEELS)
     own = CACHE / "vmem"
     shutil.rmtree(own, ignore_errors=True)
     run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
          "--no-build-isolation", "-w", str(own), str(ROOT)])
-    pinned = {line.split("==")[0].lower().replace("_", "-")
-              for line in (LITE / "kernel-wheels.txt").read_text().splitlines()
-              if line and not line.startswith("#")}
-    kept = [path for path in sorted(wheels.glob("*.whl"))
-            if Wheel.read(path).name.lower().replace("_", "-") in pinned]
-    return kept + sorted(own.glob("vmem-*.whl"))
+    return download(LITE / "kernel-wheels.txt", CACHE / "wheels") + sorted(own.glob("*.whl"))
 
 
 def stage(runtime: Path, wheels: list[Path]) -> Path:

@@ -1,0 +1,58 @@
+"""The library and the course in the browser kernel's runtime: the site's Pyodide under node.
+
+`make site` puts Pyodide and the wheels the kernel loads (vmem's among them) in
+build/site/static/pyodide; these tests load that runtime in node (run_in_pyodide.mjs), as
+the Pyodide kernel does in a browser, and run inside it:
+
+- the library's core tests (context, BM25 through FTS5, archival, recall, tools, agent,
+  memory), with pytest and hypothesis from build/site-cache/test-wheels. Deselected: the
+  PostgreSQL backend's tests (no server in a browser) and the tests that start other
+  processes (Pyodide has none; the in-process half of the writer lock's test still runs in
+  test_filelock.py);
+- every learner notebook and every exercise solution, top to bottom, each cell in one IPython
+  shell (in_pyodide/run_notebooks.py): no cell may raise, and a cell that needs what the
+  browser lacks says so in one line.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from built_site import PYODIDE, require_site
+
+pytestmark = pytest.mark.site
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+RUNNER = HERE / "run_in_pyodide.mjs"
+TEST_WHEELS = ROOT / "build" / "site-cache" / "test-wheels"
+CORE_TESTS = ("test_context.py", "test_fts_equivalence.py", "test_archival.py",
+              "test_recall.py", "test_tools.py", "test_agent.py", "test_memory.py",
+              "test_core.py")
+# PostgreSQL needs a server; Pyodide starts no processes (the last test also asks another one)
+NOT_IN_A_BROWSER = "not postgres and not process and not second_open_is_refused"
+
+
+def in_pyodide(script: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run `script` (a path under the repository) in the site's Pyodide under node."""
+    require_site()
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not installed: the Pyodide tests need Node.js 18+", pytrace=False)
+    guest = f"/repo/{Path(script).relative_to(ROOT).as_posix()}"
+    return subprocess.run([node, str(RUNNER), str(PYODIDE), str(ROOT), str(TEST_WHEELS),
+                           guest, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_library_core_tests_pass_in_pyodide() -> None:
+    run = in_pyodide(str(HERE / "in_pyodide" / "run_pytest.py"), "-q", "-rs", "-k",
+                     NOT_IN_A_BROWSER, *(f"/repo/tests/lib/{name}" for name in CORE_TESTS))
+    summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    passed = re.search(r"(\d+) passed", summary)
+    assert passed and int(passed.group(1)) >= 190, summary  # 194 on 2026-12-03
+    assert "skipped" not in summary and "failed" not in summary, summary
