@@ -33,6 +33,7 @@ from pyodide_lock import Wheel, normalize, patch_lock
 
 ROOT = Path(__file__).resolve().parent.parent
 LITE = ROOT / "lite"
+OUTPUT = ROOT / "build" / "site"
 CACHE = ROOT / "build" / "site-cache"
 TEST_WHEELS = CACHE / "test-wheels"
 CONTENTS = ("notebooks", "exercises")
@@ -132,7 +133,7 @@ def size_mb(folder: Path) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, default=ROOT / "build" / "site")
+    parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)
     started = time.monotonic()
     runtime = fetch_pyodide()

@@ -16,8 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from build_site import OUTPUT  # scripts/, on sys.path through tests/conftest.py
 
-SITE = Path(__file__).resolve().parents[2] / "build" / "site"
+SITE = OUTPUT  # where scripts/build_site.py writes it
 PYODIDE = SITE / "static" / "pyodide"
 
 

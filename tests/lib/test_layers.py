@@ -63,7 +63,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     "memory": (4, 0), "tools": (4, 0), "transfer": (4, 0), "agentfile": (4, 1),
     "turn": (4, 1), "agent": (4, 2), "llm": (4, 3),
     # 5 around the library
-    "viz.markup": (5, 0), "viz.box": (5, 0), "course.quiz": (5, 0),
+    "viz.markup": (5, 0), "viz.box": (5, 0), "course.quiz": (5, 0), "course.browser": (5, 0),
     "course.checks.common": (5, 0), "course.classroom": (5, 0),
     "eval.locomo": (5, 0), "eval.metrics": (5, 0), "eval.analysis": (5, 0),
     "viz.eviction": (5, 1), "viz.retrieval": (5, 1), "viz.trace": (5, 1), "viz.quiz": (5, 1),

@@ -16,6 +16,7 @@ the Pyodide kernel does in a browser, and run inside it:
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -56,3 +57,29 @@ def test_the_library_core_tests_pass_in_pyodide() -> None:
     passed = re.search(r"(\d+) passed", summary)
     assert passed and int(passed.group(1)) >= 190, summary  # 194 on 2026-12-03
     assert "skipped" not in summary and "failed" not in summary, summary
+
+
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SOLUTIONS = sorted((ROOT / "solutions").glob("ex[0-9][0-9]_*.ipynb"))
+NOTICE = "Skipped in the browser: this cell needs "
+
+
+def needs_cells(notebooks: list[Path]) -> int:
+    """How many code cells of `notebooks` start with `%%needs`."""
+    return sum(1 for notebook in notebooks
+               for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+               if cell["cell_type"] == "code" and "".join(cell["source"]).startswith("%%needs"))
+
+
+@pytest.mark.parametrize("notebooks", [LESSONS, SOLUTIONS], ids=["lessons", "exercise-solutions"])
+def test_every_notebook_runs_top_to_bottom_in_pyodide(notebooks: list[Path]) -> None:
+    folder = f"/work/{notebooks[0].parent.name}"
+    run = in_pyodide(str(HERE / "in_pyodide" / "run_notebooks.py"), folder,
+                     *(f"/repo/{path.relative_to(ROOT).as_posix()}" for path in notebooks))
+    problems = [line for line in run.stdout.splitlines() if line.startswith("PROBLEM")]
+    assert run.returncode == 0 and "### done" in run.stdout, \
+        "\n".join(problems) or run.stdout[-3000:] + run.stderr[-3000:]
+    # every cell the browser cannot run said why in one line (matplotlib and rank-bm25's
+    # numpy are absent there), and no other cell was skipped
+    assert sum(line.startswith(NOTICE) for line in run.stdout.splitlines()) == \
+        needs_cells(notebooks)
