@@ -6,8 +6,10 @@ and reads the check's line (the stub is untouched: vmem's part runs, and the lin
 within 30 s of opening the page. Then it writes the stub's function as a learner would, runs
 the stub and the check again, and reads the check's pass line; the part is kept in
 `my_parts/`, which must still be there after the page is loaded again (a new visit: the
-browser's storage, not the kernel's memory). Screenshots go to build/screenshots/ and the
-time to the first check line to build/screenshots/site_timing.json.
+browser's storage, not the kernel's memory). A second test runs the whole notebook and
+drags the eviction viewer's step slider: the widget answers from the Pyodide kernel.
+Screenshots go to build/screenshots/ and the time to the first check line to
+build/screenshots/site_timing.json.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 import pytest
 from built_site import require_site, serve
 
-from .test_jupyterlab import kernel_idle, wait_until
+from .test_jupyterlab import Widget, kernel_idle, wait_until
 
 pytestmark = pytest.mark.site
 
@@ -105,3 +107,17 @@ def test_first_check_of_notebook_02_in_the_pyodide_kernel(page: Any, site_url: s
     wait_until(lambda: editor.count() and "def approx_tokens" in editor.inner_text(),
                "my_parts/approx_tokens.py to open after a reload", timeout=60)
     page.screenshot(path=str(screenshots / "site_02_my_parts_after_reload.png"))
+
+
+def test_the_eviction_viewer_answers_from_the_pyodide_kernel(page: Any, site_url: str,
+                                                            screenshots: Path) -> None:
+    open_notebook(page, site_url)
+    run_menu(page, "Run All Cells")
+    viewer = Widget(page, "eviction")
+    wait_until(lambda: kernel_idle(page), "Run All to finish", timeout=120)
+    before = viewer.facts()
+    viewer.drag("step", to_end=True)
+    after = viewer.changed_from(before)
+    assert after["step"] > before["step"] and str(after["step"]) == viewer.readout("step")
+    assert after["recall"] > before["recall"]  # more messages stored as steps go by
+    viewer.shoot(screenshots / "site_02_eviction_viewer_last_step.png")
