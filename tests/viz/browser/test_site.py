@@ -1,14 +1,15 @@
 """The browser course (`make site`) in headless Chromium: notebook 02 in the Pyodide kernel.
 
-build/site is served on 127.0.0.1 as a static site, as GitHub Pages serves it. The test
-opens notebook 02, waits for the Pyodide kernel, runs the notebook down to its first check
-and reads the check's line (the stub is untouched: vmem's part runs, and the line says so)
-within 30 s of opening the page. Then it writes the stub's function as a learner would, runs
-the stub and the check again, and reads the check's pass line; the part is kept in
-`my_parts/`, which must still be there after the page is loaded again (a new visit: the
-browser's storage, not the kernel's memory). A second test runs the whole notebook and
-drags the eviction viewer's step slider: the widget answers from the Pyodide kernel.
-Screenshots go to build/screenshots/ and the time to the first check line to
+build/site is served on 127.0.0.1 as a static site, as GitHub Pages serves it. The test opens
+notebook 02, waits for the Pyodide kernel, runs the notebook down to its first check and reads
+the check's line (the stub is untouched: vmem's part runs, and the line says so) within 30 s of
+opening the page, and the page requests nothing from any other host. Then it writes the stub's
+function as a learner would, runs the stub and the check again, and reads the check's pass
+line; the part is kept in `my_parts/`, which must still be there after the page is loaded again
+(a new visit: the browser's storage, not the kernel's memory). A second test steps through the
+notebook down to the eviction viewer and drags its step slider: the widget answers from the
+Pyodide kernel. Screenshots go to build/screenshots/ beside the JupyterLab test's (this module
+replaces only its own, `site_*`) and the time to the first check line to
 build/screenshots/site_timing.json.
 """
 
@@ -24,7 +25,8 @@ from typing import Any
 import pytest
 from built_site import require_site, serve
 
-from .test_jupyterlab import Widget, kernel_idle, wait_until
+from .conftest import SCREENSHOTS
+from .test_jupyterlab import PROMPT, Widget, kernel_idle, wait_until
 
 pytestmark = pytest.mark.site
 
@@ -40,12 +42,28 @@ def site_url() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def screenshots() -> Path:
+    """build/screenshots, keeping the JupyterLab test's pictures: only ours are replaced."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SCREENSHOTS.glob("site_*"):
+        old.unlink()
+    return SCREENSHOTS
+
+
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+def page(browser: Any, site_url: str) -> Iterator[Any]:
+    """A fresh browser context (its own storage); fails the test if the page asked any host
+    but the local server for anything (the site must name no CDN and use none)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
+    elsewhere: list[str] = []
+    page.on("request", lambda request: elsewhere.append(request.url)
+            if request.url.split(":", 1)[0] in ("http", "https", "ws", "wss")
+            and not request.url.startswith(site_url) else None)
     yield page
     context.close()
+    assert not elsewhere, f"the site fetched from other hosts: {elsewhere[:5]}"
 
 
 def code_cells(page: Any) -> Any:
@@ -109,12 +127,31 @@ def test_first_check_of_notebook_02_in_the_pyodide_kernel(page: Any, site_url: s
     page.screenshot(path=str(screenshots / "site_02_my_parts_after_reload.png"))
 
 
+def run_down_to(page: Any, text: str, cells: int = 100) -> None:
+    """Shift+Enter from the first cell down to the code cell holding `text`, each after the
+    one before has finished, as a learner steps through. (Not Run All: in JupyterLite's
+    kernel, Run All stops at a cell whose error is expected, tagged raises-exception.)"""
+    page.locator(".jp-Notebook .jp-Cell").first.click()
+    page.keyboard.press("Escape")
+    for _ in range(cells):
+        active = page.locator(".jp-Notebook .jp-Cell.jp-mod-active").first.element_handle()
+        code = "jp-CodeCell" in (active.get_attribute("class") or "")
+        source = active.query_selector(".jp-InputArea-editor").inner_text() if code else ""
+        page.keyboard.press("Shift+Enter")
+        if code:
+            wait_until(lambda cell=active: kernel_idle(page) and PROMPT.match(
+                cell.query_selector(".jp-InputPrompt").inner_text().strip()),
+                f"the cell {source[:40]!r} to run", timeout=60)
+        if text in source:
+            return
+    pytest.fail(f"no code cell holds {text!r}")
+
+
 def test_the_eviction_viewer_answers_from_the_pyodide_kernel(page: Any, site_url: str,
                                                             screenshots: Path) -> None:
     open_notebook(page, site_url)
-    run_menu(page, "Run All Cells")
+    run_down_to(page, "EvictionViewer(")
     viewer = Widget(page, "eviction")
-    wait_until(lambda: kernel_idle(page), "Run All to finish", timeout=120)
     before = viewer.facts()
     viewer.drag("step", to_end=True)
     after = viewer.changed_from(before)
