@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vmem.archival import ArchivalStore
-from vmem.bm25 import BM25Index, tokenize
+from vmem.bm25 import BM25Index, analyze, tokenize
 from vmem.clock import StepClock
 from vmem.search import FtsIndex, Where
+from vmem.storage.sqlite import _INDEXES
 from vmem.storage.topk import SearchCache
 from vmem.store import connect, transaction
 
@@ -74,6 +75,15 @@ class Mirror:
         for hit, (_, score) in zip(found.hits, expected, strict=True):
             assert hit.score == pytest.approx(score, rel=1e-12, abs=1e-15)
             assert sum(hit.terms.values()) == pytest.approx(hit.score, abs=1e-9)
+        # each term's part, from the cache's postings on a pruned search, is what the
+        # index computes from the row's indexed terms
+        index = _INDEXES["archival"]
+        parts = index.contributions(self.store.backend.conn, analyze(query), found.ids) \
+            if found.ids else []
+        for hit, expected_parts in zip(found.hits, parts, strict=True):
+            assert hit.terms.keys() == expected_parts.keys()
+            for term, part in expected_parts.items():
+                assert hit.terms[term] == pytest.approx(part, rel=1e-12, abs=1e-15)
 
 
 @settings(max_examples=60, deadline=None)

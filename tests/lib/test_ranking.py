@@ -25,9 +25,11 @@ from vmem.archival import ArchivalStore
 from vmem.bm25 import STOPWORDS, BM25Index, analyze, stem, tokenize
 from vmem.messages import Hit, Message
 from vmem.ranking import (
+    INDEX_VERSION,
     OPENING,
     POOL,
     PROMPT_ONLY,
+    PROMPT_TERMS,
     SEARCHABLE_ROLES,
     SITTING,
     SPEAKER,
@@ -304,7 +306,8 @@ def test_an_index_built_by_an_older_analyzer_is_rebuilt_when_opened(tmp_path):
                                  (" ".join(tokenize(text)), rowid))
         assert memory.recall.search("painting dog").total == 0  # stale: nothing matches
     with Memory.open(path) as memory:
-        assert memory.backend.conn.execute("SELECT version FROM index_state").fetchone() == (2,)
+        assert memory.backend.conn.execute("SELECT version FROM index_state").fetchone() == (
+            INDEX_VERSION,)
         assert memory.recall.search("painting dog").total == 1
         assert memory.archival.search("painting dog").total == 1
 
@@ -320,13 +323,14 @@ def test_an_open_waits_for_another_processs_reindex_past_the_busy_timeout(tmp_pa
 
     def finish() -> None:
         time.sleep(BUSY_TIMEOUT_MS / 1000 + 1)
-        other.execute("UPDATE index_state SET version = 2")
+        other.execute("UPDATE index_state SET version = ?", (INDEX_VERSION,))
         other.execute("COMMIT")
     worker = threading.Thread(target=finish)
     worker.start()
     store = RecallStore(path)  # raised "database is locked" after 5 s before
     worker.join()
-    assert store.backend.conn.execute("SELECT version FROM index_state").fetchone() == (2,)
+    assert store.backend.conn.execute("SELECT version FROM index_state").fetchone() == (
+        INDEX_VERSION,)
     store.close()
     other.close()
 
@@ -344,7 +348,7 @@ def test_postgres_rebuilds_an_index_built_by_an_older_analyzer(postgres_url):
     with Memory.open(postgres_url) as memory:
         version = memory.backend.conn.execute(
             "SELECT value FROM vmem_meta WHERE key = 'index_version'").fetchone()
-        assert version == ("2",)
+        assert version == (str(INDEX_VERSION),)
         assert memory.recall.search("painting dog").total == 1
         assert memory.archival.search("painting dog").total == 1
         check_index(memory.backend)
@@ -403,3 +407,80 @@ def test_the_quick_own_word_check_finds_what_the_analyzer_finds(content, words):
 
     terms = analyze(" ".join(words)) + analyze(content)[:3]
     assert _own_terms(content, terms) == set(terms) & set(analyze(content))
+
+
+ASSISTANT_ECHO = ("Great plan. Your first sprint ends on March 29. Before the sprint ends, list "
+                  "what the sprint should deliver; a first sprint that ends with a demo helps. "
+                  "Sprint reviews work best when the sprint ends on time and the team agrees "
+                  "on scope.")
+
+
+def _sprint_chat(priors: Priors) -> tuple[RecallStore, Message, Message]:
+    """A user and an assistant: small talk, then the user's plan and the assistant's long
+    answer that repeats its words (BEAM's shape: the user's turn is the evidence)."""
+    store, moment = RecallStore(priors=priors), START
+    for i, text in enumerate(["Can you suggest a name for my cat?", "Try Pixel or Miso.",
+                              "What should I cook tonight?", "A pasta with tomatoes.",
+                              "How do I water tomatoes?", "Deeply, twice a week."]):
+        store.add(Message(role=("user", "assistant")[i % 2], content=text, created_at=moment))
+        moment += timedelta(days=1)
+    said = store.add(Message(role="user", content="My first sprint ends on March 29.",
+                             created_at=moment))
+    answer = store.add(Message(role="assistant", content=ASSISTANT_ECHO,
+                               created_at=moment + timedelta(seconds=1)))
+    return store, said, answer
+
+
+def test_a_question_in_the_first_person_finds_what_the_user_said_over_the_echo():
+    store, said, answer = _sprint_chat(Priors())
+    page = store.search("When does my first sprint end?")
+    assert page.ids[:2] == [said.id, answer.id]
+    assert SPEAKER in page.hits[0].terms and SPEAKER not in page.hits[1].terms
+    # the echo says the words more often: without the prior, plain BM25 puts it first
+    plain, said, answer = _sprint_chat(Priors(speaker=0.0))
+    assert plain.search("When does my first sprint end?").ids[:2] == [answer.id, said.id]
+
+
+def test_a_question_not_in_the_first_person_gives_the_user_no_speaker_part():
+    store, _, _ = _sprint_chat(Priors())
+    assert all(SPEAKER not in hit.terms for hit in store.search("first sprint end").hits)
+
+
+def test_a_short_prompt_is_indexed_with_its_reply_and_a_long_one_is_not():
+    prompt = Message(role="user", content="Which tent should I take camping?",
+                     created_at=START)
+    reply = Message(role="assistant", content="The light one.",
+                    created_at=START + timedelta(seconds=5))
+    assert "tent" in analyze(recall_document(reply, prompt))
+    long_prompt = replace(prompt, content="Which tent should I take camping? " + " ".join(
+        f"detail{i}" for i in range(PROMPT_TERMS)))
+    assert len(analyze(long_prompt.content)) > PROMPT_TERMS
+    assert "tent" not in analyze(recall_document(reply, long_prompt))
+    exactly = replace(prompt, content=" ".join(f"word{i}" for i in range(PROMPT_TERMS)))
+    assert "word0" in analyze(recall_document(reply, exactly))
+
+
+def test_sitting_places_stay_right_after_more_messages_arrive(tmp_path):
+    """Places are kept between searches; appending (a new sitting, more of the old one)
+    leaves every hit's opening part what a store built at once from the same messages
+    gives."""
+    store = RecallStore(tmp_path / "kept.db")
+    moment = START
+    for day in range(3):
+        for minute in range(4):
+            store.add(Message(role=("user", "assistant")[minute % 2],
+                              content=f"camping note {day} {minute}",
+                              created_at=moment + timedelta(days=day, minutes=minute)))
+    store.search("camping")
+    for minute in range(4, 7):
+        store.add(Message(role="user", content=f"camping note 2 {minute}",
+                          created_at=moment + timedelta(days=2, minutes=minute)))
+    store.add(Message(role="user", content="camping again", created_at=moment +
+                      timedelta(days=5)))
+    fresh = RecallStore(tmp_path / "fresh.db")
+    for message in store.backend.messages(Filter()):
+        fresh.add(replace(message, id=None))
+    for query in ("camping", "camping note", "camping again"):
+        kept, built = store.search(query, top_k=20), fresh.search(query, top_k=20)
+        assert kept.ids == built.ids
+        assert [hit.terms for hit in kept.hits] == [hit.terms for hit in built.hits]
