@@ -53,6 +53,9 @@ def fetch_pyodide() -> Path:
     """Pyodide's npm package, installed from lite/package-lock.json (integrity-checked)."""
     package = LITE / "node_modules" / "pyodide"
     if not (package / "pyodide.asm.wasm").exists():
+        if shutil.which("npm") is None:
+            sys.exit("make site needs npm (Node.js) to fetch Pyodide from npm: install Node.js "
+                     "18+ with npm (Debian: apt-get install nodejs npm)")
         run(["npm", "ci", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts"],
             cwd=LITE)
     return package

@@ -17,6 +17,7 @@ the Pyodide kernel does in a browser, and run inside it:
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -46,7 +47,10 @@ def in_pyodide(script: str, *args: str, timeout: float = 600) -> subprocess.Comp
     require_site()
     node = shutil.which("node")
     if node is None:
-        pytest.fail("node is not installed: the Pyodide tests need Node.js 18+", pytrace=False)
+        message = "node is not installed: the Pyodide tests need Node.js 18+"
+        if os.environ.get("CI"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
     guest = f"/repo/{Path(script).relative_to(ROOT).as_posix()}"
     return subprocess.run([node, str(RUNNER), str(PYODIDE), str(ROOT), str(TEST_WHEELS),
                            guest, *args], capture_output=True, text=True, timeout=timeout)
