@@ -18,6 +18,8 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -32,6 +34,17 @@ from vmem.eval.metrics import recall_at_k  # noqa: E402
 from vmem.eval.runner import ingest_memory  # noqa: E402
 from vmem.messages import Message  # noqa: E402
 from vmem.recall import RecallStore  # noqa: E402
+
+
+@contextmanager
+def pool_size(pool: int) -> Iterator[None]:
+    """Recall search reranks `pool` hits inside the block (`vmem.tier.POOL`)."""
+    kept = tier.POOL
+    tier.POOL = pool
+    try:
+        yield
+    finally:
+        tier.POOL = kept
 
 
 def search_times(conversations: list[Conversation], size: int, pools: list[int]
@@ -51,9 +64,9 @@ def search_times(conversations: list[Conversation], size: int, pools: list[int]
         records = _percentile(_latencies(archival, questions), 50)
         times = {}
         for pool in pools:
-            tier.POOL = pool
-            _latencies(store, questions)  # warm the cache for this pool's terms
-            times[pool] = _percentile(_latencies(store, questions), 50)
+            with pool_size(pool):
+                _latencies(store, questions)  # warm the cache for this pool's terms
+                times[pool] = _percentile(_latencies(store, questions), 50)
         store.close()
         archival.close()
     return times, records
@@ -67,16 +80,16 @@ def recall_per_pool(conversations: list[Conversation], pools: list[int]
     for conversation in conversations:
         recall = ingest_memory(conversation.messages()).recall
         for pool in pools:
-            tier.POOL = pool
-            for question in conversation.questions:
-                if not question.evidence:
-                    continue
-                found = [hit.record.meta["dia_id"]
-                         for hit in recall.search(question.question, top_k=10).hits]
-                value = recall_at_k(found, question.evidence, 10)
-                scores[pool][0].append(value)
-                if question.category == 1 and not question.category_label:
-                    scores[pool][1].append(value)
+            with pool_size(pool):
+                for question in conversation.questions:
+                    if not question.evidence:
+                        continue
+                    found = [hit.record.meta["dia_id"]
+                             for hit in recall.search(question.question, top_k=10).hits]
+                    value = recall_at_k(found, question.evidence, 10)
+                    scores[pool][0].append(value)
+                    if question.category == 1 and not question.category_label:
+                        scores[pool][1].append(value)
     return {pool: (_mean(every), _mean(multi)) for pool, (every, multi) in scores.items()}
 
 
