@@ -92,6 +92,7 @@ bench: setup
 	$(BIN)/python benchmarks/archival.py archival
 	$(BIN)/python benchmarks/backends.py
 	$(BIN)/python benchmarks/recall.py --data $(LOCOMO)
+	$(BIN)/python benchmarks/recall_pool.py --data $(LOCOMO)
 
 eval: setup
 	$(BIN)/python -m vmem eval synthetic --tokens 100000
