@@ -599,7 +599,7 @@ def test_ex6_accepts_the_solution_core_and_stretch():
     ("drops_extra_arguments", "on an extra argument"),
     ("no_size_limit", "a string over 10000 characters"),
     ("vague_unknown_tool", "needs to see 'plant'"),
-    ("no_json_strings", "parse strings with json.loads"),
+    ("no_json_strings", "parse a string with json.loads"),
     ("null_skips_checks", "null for a required argument"),
 ])
 def test_ex6_rejects_dispatcher_mutants(flaw, hint):
@@ -795,7 +795,7 @@ def test_ex8_stretch_tier_is_graded_separately():
     """An agent that quotes quarantined hits passes the core and fails the stretch tier."""
     assert grading.check_ex8(ex8_agent("no_quarantine_filter")).startswith("ex08 core passed")
     rejects(grading.check_ex8, ex8_agent("no_quarantine_filter"), True,
-            hint="skip hits whose `quarantined` is True")
+            hint="a hit whose line says QUARANTINED is untrusted")
 
 
 # --- the messages learners meet most (issue 13) ---------------------------------------------

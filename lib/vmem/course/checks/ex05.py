@@ -157,3 +157,24 @@ def _check_typed_core(TypedCore: type) -> None:  # noqa: N803
              "the result would be one character over block 'persona''s limit of 40")
     _exact_fit(core, "replace", ("persona", "Sam", "Sam" + "z" * extra), 0,
                "I am Sam" + "z" * extra + ".")
+    _check_twice(TypedCore)
+
+
+def _check_twice(TypedCore: type) -> None:  # noqa: N803
+    """`old` occurring twice: whether the learner replaces both or the first, the block
+    they store must fit its limit (a size worked out for one replacement while both are
+    made would not)."""
+    value, limit = "tea, then tea.", 20
+    core = _core(TypedCore, [_block("likes", value, limit)])
+    error = raised(lambda: core.replace("likes", "tea", "green tea"))
+    got = _dump(core)[0]["value"]
+    if error is None and len(got) > limit:
+        fail(f"replace('likes', 'tea', 'green tea') on {value!r} (limit {limit}) stored "
+             f"{got!r}, {len(got)} characters: measure the value you actually store, with "
+             "every occurrence replaced, against the limit.")
+    if error is None and got not in (value.replace("tea", "green tea"),
+                                     value.replace("tea", "green tea", 1)):
+        fail(f"replace('likes', 'tea', 'green tea') on {value!r} stored {got!r}; expected "
+             "'tea' replaced and nothing else changed.")
+    if error is not None and got != value:
+        fail("a refused replace still changed the block: validate first, then change.")

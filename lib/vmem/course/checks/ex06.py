@@ -29,6 +29,13 @@ from .common import calling, dispatched, fail, learner_check
 
 MAX_STRING_CHARS = 10_000  # the longest string argument a dispatcher must accept
 KINDS = ("unknown_tool", "invalid_json", "bad_arguments", "tool_error")
+_NAMES = {  # what a failed result's message must name, per kind (stated in the notebook)
+    "unknown_tool": "an unknown tool's message lists the tools that exist.",
+    "invalid_json": "an invalid_json message says the arguments are not valid JSON (the word "
+                    "'JSON') and, for a list or a number, that an object was expected.",
+    "bad_arguments": "a bad_arguments message names the argument that was wrong.",
+    "tool_error": "a tool_error message repeats what the tool raised.",
+}
 
 
 class _Calls:
@@ -46,10 +53,16 @@ class _Calls:
         Args:
             tree: The kind of tree, e.g. "olive".
             height_m: How tall it is, in whole metres.
-            potted: Whether it stays in a pot.
+            potted: Whether it stays in a pot
+                through the winter.
         """
         self.count += 1
         return f"planted {tree} ({height_m} m{', potted' if potted else ''})"
+
+    def tidy(self) -> str:
+        """Tidy the shed."""
+        self.count += 1
+        return "tidied"
 
     def water(self, litres: float) -> str:
         """Water the garden.
@@ -85,7 +98,8 @@ def _check_schemas(tool_schema: Callable[..., dict], calls: _Calls, stretch: boo
         "plant", "Plant a tree in the garden and remember where it went.",
         {"tree": {"type": "string", "description": 'The kind of tree, e.g. "olive".'},
          "height_m": {"type": "integer", "description": "How tall it is, in whole metres."},
-         "potted": {"type": "boolean", "description": "Whether it stays in a pot."}},
+         "potted": {"type": "boolean",
+                    "description": "Whether it stays in a pot through the winter."}},
         ["tree"])),
         (calls.water, _expected("water", "Water the garden.", {
             "litres": {"type": "number", "description": "How much water to use."}},
@@ -158,17 +172,24 @@ def _dispatch(dispatch: Callable[..., dict], tools: dict, name: Any, arguments: 
 
 
 def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool) -> None:
-    tools = {"plant": calls.plant, "water": calls.water}
-    good = [("plant", {"tree": "olive"}, "planted olive (2 m)", "a dict of arguments"),
-            ("plant", '{"tree": "fig", "height_m": 3, "potted": true}',
-             "planted fig (3 m, potted)", "a JSON object string"),
-            ("water", {"litres": 2}, "watered 2 l", "an int where a float is expected")]
-    for name, arguments, result, what in good:
+    tools = {"plant": calls.plant, "water": calls.water, "tidy": calls.tidy}
+    good = [  # (name, arguments, result, what the call has, the hint when it fails)
+        ("plant", {"tree": "olive"}, "planted olive (2 m)", "a dict of arguments",
+         "pass the arguments to the tool by keyword"),
+        ("plant", '{"tree": "fig", "height_m": 3, "potted": true}',
+         "planted fig (3 m, potted)", "a JSON object string",
+         "parse a string with json.loads, then pass what it holds by keyword"),
+        ("water", {"litres": 2}, "watered 2 l", "an int where a float is expected",
+         "JSON has one kind of number: an int is a fine value for a float parameter "
+         "(a bool is not)"),
+        ("tidy", None, "tidied", "arguments None, for a tool without parameters",
+         "None means no arguments at all, the same as {}"),
+    ]
+    for name, arguments, result, what, hint in good:
         got = _dispatch(dispatch, tools, name, arguments, f"a valid call with {what}")
         if got != {"ok": True, "result": result}:
             fail(f"dispatch({name!r}, {_short(arguments)}) returned {_short(got)}; expected "
-                 f"{{'ok': True, 'result': {result!r}}}. Hint: parse strings with json.loads "
-                 "and pass the arguments by keyword.")
+                 f"{{'ok': True, 'result': {result!r}}}. Hint: {hint}.")
     hostile = [  # (what, name, arguments, kind, what the message names, hint)
         ("an unknown tool", "dig", {}, "unknown_tool", "plant",
          "look the name up in `tools` first"),
@@ -182,8 +203,12 @@ def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool)
          "compare each value's type with the parameter's annotation"),
         ("a bool where an int is expected", "plant", {"tree": "fig", "height_m": True},
          "bad_arguments", "height_m", "isinstance(True, int) is True in Python: rule bools out"),
+        ("a float where an int is expected", "plant", {"tree": "fig", "height_m": 2.5},
+         "bad_arguments", "height_m", "2.5 is not an int: only a float parameter takes it"),
         ("a missing argument", "plant", {"height_m": 3}, "bad_arguments", "tree",
          "every parameter without a default must be present"),
+        ("arguments None for a tool that needs one", "plant", None, "bad_arguments", "tree",
+         "None means no arguments, so a required one is missing"),
         ("an extra argument", "plant", {"tree": "fig", "colour": "red"}, "bad_arguments",
          "colour", "refuse names the signature does not have, do not drop them silently"),
         ("null for a required argument", "plant", {"tree": None}, "bad_arguments", "tree",
@@ -220,8 +245,9 @@ def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool)
                  "before the tool runs.")
         message = got.get("message")
         if not isinstance(message, str) or named.lower() not in message.lower():
-            fail(f"dispatch on {what} said {_short(message)}; the model needs to see "
-                 f"{named!r} in the message to fix its call. Hint: {hint}.")
+            fail(f"dispatch on {what} gave the right error kind but said {_short(message)}; "
+                 f"the model needs to see {named!r} in the message to fix its call. Hint: "
+                 f"{_NAMES[kind]}")
         if isinstance(message, str) and len(message) > 500:
             fail(f"dispatch on {what} wrote a {len(message)}-character message; keep it under "
                  "500 (do not echo huge arguments back into the prompt).")

@@ -159,6 +159,7 @@ def _check_append(append_fn: Callable[..., bool]) -> str:
              (_chat(4, 2), note, 20),                             # 9 -> 16: crosses
              (_chat(10), {"role": "user", "content": "x"}, 20),   # 13 -> 15: crosses
              (_chat(9), {"role": "user", "content": "x"}, 20),    # 12 -> 14: not above
+             (_chat(4, 4, 1), {"role": "user", "content": "x"}, 20),  # 14 -> 16: from the line
              ([], {"role": "user", "content": "y " * 20}, 20)]    # over in one go
     for queue, message, budget in cases:
         shown = f"append(<queue of {_tokens(queue)} tokens>, <{count_tokens(message['content'])}" \
