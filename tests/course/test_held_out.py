@@ -193,3 +193,41 @@ def test_ex8_says_whose_dispatcher_and_loop_ran():
     said = grading.check_ex8(ns.chat_session)
     assert said.endswith("; ran on vmem's stand-in dispatcher (exercise 6 not kept) and "
                          "vmem's stand-in loop (exercise 7 not kept).")
+
+
+# --- the re-run hole: nothing of vmem is ever kept as the learner's ---------------------
+
+
+def test_vmems_own_part_is_never_kept_nor_loaded_as_the_learners(tmp_path, capsys):
+    from vmem.course import parts
+    from vmem.tokens import count_tokens
+
+    said = parts.keep("approx_tokens", count_tokens, "notebook 02", l02._check_tokens)
+    assert said == "not kept for later notebooks: it is vmem's own approx_tokens, not yours"
+    assert not (tmp_path / "my_parts" / "approx_tokens.py").exists()
+    (tmp_path / "my_parts" / "approx_tokens.py").write_text(
+        "from vmem.tokens import count_tokens as approx_tokens\n", encoding="utf-8")
+    fallback = object()
+    assert parts.load("approx_tokens", "notebook 02", fallback, l02._check_tokens) is fallback
+    assert capsys.readouterr().out == ("your approx_tokens from notebook 02 does not pass now "
+                                       "(it is vmem's own approx_tokens, not yours) - using "
+                                       "vmem's\n")
+
+
+def test_a_dispatcher_that_calls_open_is_kept_and_a_part_without_source_is_named(capsys):
+    """IPython puts its own `open` in a kernel's namespace; the copy uses the builtin."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from vmem.course import parts
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("def dispatch(tools, name, arguments):\n"
+                   "    with open(__file__ if False else '/dev/null'):\n"
+                   "        return {'ok': True, 'result': len(tools)}\n")
+    assert parts.keep("dispatch", shell.user_ns["dispatch"], "exercise 6",
+                      lambda part: "passes") == "kept as my_parts/dispatch.py"
+    shell.user_ns["helper"] = print  # a builtin under a learner's name: no source to copy
+    shell.run_cell("def uses_helper(x):\n    return helper(x)\n")
+    said = parts.keep("uses_helper", shell.user_ns["uses_helper"], "notebook 04",
+                      lambda part: "passes")
+    assert said.startswith("not kept for later notebooks:") and "helper" in said, said

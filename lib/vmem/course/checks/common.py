@@ -110,6 +110,13 @@ def raised(call: Callable[[], Any]) -> Exception | None:
     return None
 
 
+def is_vmems(part: Any) -> bool:
+    """Whether `part` is vmem's own (defined in the vmem package): what a check hands back
+    as a stand-in, which it must never pass, or keep, as the learner's."""
+    home = getattr(part, "__module__", None)
+    return isinstance(home, str) and (home == "vmem" or home.startswith("vmem."))
+
+
 def judged(check: Callable[[Any], str], part: Any) -> tuple[bool | None, str]:
     """Run `check` on a learner's part: (True, its passing line), (False, the one line
     that says what is wrong), or (None, "not written yet") for a stub."""
