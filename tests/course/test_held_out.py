@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 
 import pytest
-from test_grading import EX3, EX5, EX6, load_cells, rejects
+from test_grading import EX2, EX3, EX5, EX6, load_cells, rejects
 from verdicts import told_not_right
 
 from vmem.course import grading
@@ -231,3 +231,89 @@ def test_a_dispatcher_that_calls_open_is_kept_and_a_part_without_source_is_named
     said = parts.keep("uses_helper", shell.user_ns["uses_helper"], "notebook 04",
                       lambda part: "passes")
     assert said.startswith("not kept for later notebooks:") and "helper" in said, said
+
+
+# --- survivors of `make mutants`, each now a check case ---------------------------------
+
+
+def test_ex5_rejects_a_section_refused_at_its_limit_and_a_message_without_the_size():
+    def refuses_at_the_limit(core, limits=None):
+        limits = limits or {}
+        if any(len(value) >= limits.get(label, 2000) for label, value in core.items()):
+            raise ValueError("a section is over its limit")
+        return EX5.to_memgpt(core, limits)
+
+    rejects(grading.check_ex5, refuses_at_the_limit, EX5.TypedCore,
+            hint="a section exactly at its limit")
+
+    class NoSize(EX5.TypedCore):
+        def _commit(self, block, value):
+            if len(value) > block["limit"]:
+                raise ValueError(f"block {block['label']!r} is over its limit of "
+                                 f"{block['limit']}")
+            block["value"] = value
+
+    rejects(grading.check_ex5, EX5.to_memgpt, NoSize, hint="needs to see '32'")
+
+
+def test_ex2_rejects_an_ablation_that_scores_unmatched_facts_above_weak_matches():
+    def ablate_unmatched_one(facts, questions, configs, k):
+        from vmem.course.checks.ex02 import _recall
+        # a fact without a query word ranked as if it scored 1.0
+        weak = "Ana" in facts[0] and len(facts) == 5
+        return {name: 0.0 if weak else _recall(facts, questions, config, k)
+                for name, config in configs.items()}
+
+    rejects(grading.check_ex2, EX2.recall_at_k, ablate_unmatched_one, EX2.choose,
+            hint="a fact that matches no query word scores 0")
+
+
+@pytest.mark.parametrize(("arguments", "hint"), [
+    ({"litres": True}, "a bool where a number is expected"),
+    ({"litres": "lots"}, "a string where a number is expected"),
+])
+def test_ex6_rejects_a_float_parameter_that_takes_any_value(arguments, hint):
+    def dispatch(tools, name, given):
+        if name == "water" and given == arguments:
+            return {"ok": True, "result": "watered"}
+        return EX6.dispatch(tools, name, given)
+
+    rejects(grading.check_ex6, EX6.tool_schema, dispatch, hint=hint)
+
+
+def test_ex6_stretch_rejects_a_string_for_a_list_and_a_number_for_an_optional_string():
+    def iterates_a_string(tools, name, arguments):
+        if name == "harvest" and isinstance(arguments, dict) and \
+                isinstance(arguments.get("crops"), str):
+            return {"ok": True, "result": tools[name](list(arguments["crops"]))}
+        return EX6.dispatch(tools, name, arguments)
+
+    rejects(grading.check_ex6, EX6.tool_schema, iterates_a_string, True,
+            hint="a string where a list is expected")
+
+
+def test_a_detector_that_crashes_on_a_note_naming_no_one_is_rejected(capsys):
+    from vmem.course.lesson_checks import l07
+
+    def needs_a_person(new, old):
+        if not new[0].isalpha():
+            raise AttributeError("'NoneType' object has no attribute 'group'")
+        return next(expected for n, o, expected, _ in l07.CASES if (n, o) == (new, old))
+
+    assert l07.check_detector(needs_a_person) is None
+    told_not_right(capsys, "AttributeError")
+
+
+def test_ex8_rejects_an_agent_that_cannot_say_a_save_failed():
+    ns = load_cells("ex08_capstone", EX8_CELLS)
+
+    class Silent(ns.NotesPolicy):
+        def respond(self, messages, tools):
+            answer = super().respond(messages, tools)
+            call = answer.tool_calls[0]
+            if call.name == "send_message" and call.arguments["message"].startswith("Sorry"):
+                return ns.AssistantTurn(content="")
+            return answer
+
+    ns.chat_session.__globals__["NotesPolicy"] = Silent
+    rejects(grading.check_ex8, ns.chat_session, hint="to an empty message, whose save fails")

@@ -66,6 +66,10 @@ def _check_to_memgpt(to_memgpt: Callable[..., list[dict[str, Any]]]) -> None:
     if got != {"persona": 60, "human": 2000, "project": 2000}:
         fail(f"with limits={{'persona': 60}} the limits were {got}: a given limit applies to "
              "its section, the rest keep the default.")
+    error = raised(lambda: to_memgpt({"human": "x" * 60}, limits={"human": 60}))
+    if error is not None:
+        fail(f"a section exactly at its limit (60 characters, limit 60) raised {error!r}; the "
+             "limit is the largest allowed size, so it fits.")
     error = raised(lambda: to_memgpt({"human": "x" * 61}, limits={"human": 60}))
     if not isinstance(error, ValueError):
         fail("a section longer than its limit must raise ValueError naming it, never be "
@@ -143,6 +147,9 @@ def _check_typed_core(TypedCore: type) -> None:  # noqa: N803
     _refuses(core, "append", ("human", "x" * (room + 1)), ["human", "30"],
              "it would take block 'human' one character over its limit of 30")
     _exact_fit(core, "append", ("human", "y" * room), 1, "Name: Ada." + sep + "y" * room)
+    size = 30 + len(sep) + 1
+    _refuses(core, "append", ("human", "z"), ["human", str(size), "30"],
+             f"block 'human' would hold {size} characters, over its limit of 30")
     _refuses(core, "append", ("rules", "Be brief."), ["rules", "read"],
              "block 'rules' is read-only")
     _refuses(core, "replace", ("rules", "kind", "rude"), ["rules", "read"],

@@ -69,6 +69,9 @@ class _Calls:
 
         Args:
             litres: How much water to use.
+
+        Returns:
+            What was watered.
         """
         self.count += 1
         if litres > 100:
@@ -184,12 +187,15 @@ def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool)
          "(a bool is not)"),
         ("tidy", None, "tidied", "arguments None, for a tool without parameters",
          "None means no arguments at all, the same as {}"),
+        ("plant", {"tree": "o" * MAX_STRING_CHARS}, f"planted {'o' * MAX_STRING_CHARS} (2 m)",
+         f"a string of exactly {MAX_STRING_CHARS} characters",
+         "MAX_STRING_CHARS is the longest string allowed, so it fits"),
     ]
     for name, arguments, result, what, hint in good:
         got = _dispatch(dispatch, tools, name, arguments, f"a valid call with {what}")
         if got != {"ok": True, "result": result}:
             fail(f"dispatch({name!r}, {_short(arguments)}) returned {_short(got)}; expected "
-                 f"{{'ok': True, 'result': {result!r}}}. Hint: {hint}.")
+                 f"{{'ok': True, 'result': {_short(result)}}}. Hint: {hint}.")
     hostile = [  # (what, name, arguments, kind, what the message names, hint)
         ("an unknown tool", "dig", {}, "unknown_tool", "plant",
          "look the name up in `tools` first"),
@@ -205,6 +211,10 @@ def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool)
          "bad_arguments", "height_m", "isinstance(True, int) is True in Python: rule bools out"),
         ("a float where an int is expected", "plant", {"tree": "fig", "height_m": 2.5},
          "bad_arguments", "height_m", "2.5 is not an int: only a float parameter takes it"),
+        ("a bool where a number is expected", "water", {"litres": True}, "bad_arguments",
+         "litres", "a bool is not a number for a float parameter either"),
+        ("a string where a number is expected", "water", {"litres": "lots"},
+         "bad_arguments", "litres", "a float parameter takes an int or a float, nothing else"),
         ("a missing argument", "plant", {"height_m": 3}, "bad_arguments", "tree",
          "every parameter without a default must be present"),
         ("arguments None for a tool that needs one", "plant", None, "bad_arguments", "tree",
@@ -224,11 +234,17 @@ def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool)
         hostile += [
             ("a list with a non-string item", "harvest", {"crops": ["beans", 7]},
              "bad_arguments", "crops", "check every item of a list[str] argument"),
+            ("a string where a list is expected", "harvest", {"crops": "beans"},
+             "bad_arguments", "crops", "a str is not a list, though you can iterate over it"),
+            ("a number for an optional string", "harvest", {"crops": ["beans"], "note": 5},
+             "bad_arguments", "note", "a value for `X | None` that is not None must be an X"),
             ("a misspelt tool name", "plnat", {"tree": "fig"}, "unknown_tool",
              "did you mean 'plant'", "difflib.get_close_matches finds the nearest name"),
         ]
         for arguments, result in (({"crops": ["beans"], "note": None}, "picked beans"),
-                                  ({"crops": ["peas", "kale"]}, "picked peas, kale")):
+                                  ({"crops": ["peas", "kale"]}, "picked peas, kale"),
+                                  ({"crops": ["peas"], "note": "for soup"},
+                                   "picked peas (for soup)")):
             got = _dispatch(dispatch, tools, "harvest", arguments, "a valid list argument")
             if got != {"ok": True, "result": result}:
                 fail(f"dispatch('harvest', {arguments}) returned {_short(got)}; expected "
