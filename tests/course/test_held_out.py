@@ -69,7 +69,7 @@ def test_ex3_rejects_citations_grouped_at_the_end_and_accepts_them_inline():
         hits = list(store.search(question, top_k=2))
         return " ".join(f"{h.record.text[:-1]} [record {h.record.id}]." for h in hits) or "No."
 
-    assert grading.check_ex3(EX3.insert_fact, inline_with_record_word).startswith("ex03 passed")
+    assert grading.check_ex3(EX3.insert_fact, inline_with_record_word).startswith("passed: ex03:")
 
 
 # --- exercise 5: a replacement that occurs twice ---------------------------------------
@@ -317,3 +317,23 @@ def test_ex8_rejects_an_agent_that_cannot_say_a_save_failed():
 
     ns.chat_session.__globals__["NotesPolicy"] = Silent
     rejects(grading.check_ex8, ns.chat_session, hint="to an empty message, whose save fails")
+
+
+def test_an_exercise_check_reads_in_a_notebook_as_a_lesson_check_does():
+    """One style: "passed: ..." unquoted, or "not right yet: ..." alone."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.user_ns.update(grading=grading, insert=EX3.insert_fact, right=EX3.answer_with_citations,
+                         grouped=grouped_at_the_end)
+    shown = []
+    original = shell._showtraceback
+    shell._showtraceback = lambda etype, value, stb: shown.append(stb)
+    try:
+        result = shell.run_cell("grading.check_ex3(insert, right)").result
+        shell.run_cell("grading.check_ex3(insert, grouped)")
+    finally:
+        shell._showtraceback = original
+    text = shell.display_formatter.format(result)[0]["text/plain"]
+    assert text.startswith("passed: ex03: ") and not text.startswith("'")
+    assert len(shown) == 1 and shown[0][0].startswith("not right yet: in the answer to")

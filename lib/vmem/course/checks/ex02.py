@@ -99,12 +99,12 @@ def check_ex2(recall_at_k: Callable[..., float], ablate: Callable[..., Mapping[s
     _check_ablate(ablate)
     _check_choose(choose)
     if not stretch:
-        return "ex02 passed: recall@k, the ablation on held-out facts and your choice hold."
+        return "passed: ex02: recall@k, the ablation on held-out facts and your choice hold."
     if changed_questions is None:
         fail("the stretch tier needs changed_questions: check_ex2(recall_at_k, ablate, "
              "choose, changed_questions, stretch=True).")
     _check_changed(changed_questions)
-    return "ex02 stretch passed: the questions each switch wins and loses match on held-out facts."
+    return "passed: ex02 stretch: the questions each switch wins and loses match on held-out facts."
 
 
 # --- recall@k ---------------------------------------------------------------------------

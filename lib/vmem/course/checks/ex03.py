@@ -107,7 +107,7 @@ def check_ex3(insert_fact: Callable[..., Any], answer_with_citations: Callable[.
     if _CITATION.search(answer):
         fail(f"the answer to {_NO_ANSWER!r}, which no record matches, cites something: "
              f"{answer!r}. With no hits, say so and cite nothing.")
-    return "ex03 passed: every record keeps its source, and every answer cites what it used."
+    return "passed: ex03: every record keeps its source, and every answer cites what it used."
 
 
 def _get(store: Any, record_id: Any) -> Any:

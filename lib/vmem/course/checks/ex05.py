@@ -23,7 +23,7 @@ def check_ex5(to_memgpt: Callable[..., list[dict[str, Any]]], TypedCore: type) -
     """Check the conversion to MemGPT/Letta blocks and the limits and read-only rules."""
     _check_to_memgpt(to_memgpt)
     _check_typed_core(TypedCore)
-    return "ex05 passed: blocks have the MemGPT/Letta shape, and limits and read-only hold."
+    return "passed: ex05: blocks have the MemGPT/Letta shape, and limits and read-only hold."
 
 
 def _check_to_memgpt(to_memgpt: Callable[..., list[dict[str, Any]]]) -> None:

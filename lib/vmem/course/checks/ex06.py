@@ -281,7 +281,7 @@ def check_ex6(tool_schema: Callable[..., dict], dispatch: Callable[..., dict],
         _check_dispatch(dispatch, calls, stretch)
     tier = "stretch" if stretch else "core"
     kept = keep("dispatch", dispatch, "exercise 6", dispatch_passes, stem=KEPT_AS)
-    return f"ex06 {tier} passed: schemas for unseen tools, and every hostile call answered " \
+    return f"passed: ex06 {tier}: schemas for unseen tools, and every hostile call answered " \
         f"({kept})."
 
 

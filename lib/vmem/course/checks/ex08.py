@@ -193,5 +193,5 @@ def check_ex8(chat_session: Callable[..., Any], stretch: bool = False) -> str:
                      f"{cited[2]}; Monday's message was session 1, turn {ANSWER_TURN}. Hint: "
                      "stamp the tools with the session and the turn before each turn.")
     tier = "stretch" if stretch else "core"
-    return (f"ex08 {tier} passed: Monday was out of Friday's prompt, and the answer about it "
+    return (f"passed: ex08 {tier}: Monday was out of Friday's prompt, and the answer about it "
             f"came from memory with a citation{_whose_parts(chat_session)}.")
