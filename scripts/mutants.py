@@ -275,10 +275,13 @@ def mutate_notebook(path: Path, timeout: float) -> list[tuple[str, int, int, lis
             continue
         checks = _checks_of(nb, index)
         base = _base(nb, index)
+        name = f"{path.stem} {cell.get('id', index)}"
+        if killed(nb, Mutant(index, 0, "none", cell.source), base, checks, timeout):
+            raise SystemExit(f"{name}: the reference itself fails its check here, so no "
+                             "mutant would tell anything")
         found = mutants(index, cell.source)
         survivors = [m.key(path.stem, cell.get("id", str(index))) for m in found
                      if not killed(nb, m, base, checks, timeout)]
-        name = f"{path.stem} {cell.get('id', index)}"
         rows.append((name, len(found), len(found) - len(survivors), survivors))
         print(f"  {name}: {len(found)} mutants, {len(survivors)} survived", file=sys.stderr,
               flush=True)

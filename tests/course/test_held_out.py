@@ -337,3 +337,19 @@ def test_an_exercise_check_reads_in_a_notebook_as_a_lesson_check_does():
     text = shell.display_formatter.format(result)[0]["text/plain"]
     assert text.startswith("passed: ex03: ") and not text.startswith("'")
     assert len(shown) == 1 and shown[0][0].startswith("not right yet: in the answer to")
+
+
+def test_a_render_that_drops_a_message_which_fits_exactly_is_rejected(capsys):
+    def render_strictly_under(system, summary, messages, max_tokens):
+        return l02.render(system, summary, messages, max_tokens - 1)
+
+    assert l02.check_render(render_strictly_under) is l02.render
+    told_not_right(capsys, "kept 1 messages; expected the newest 2")
+
+
+def test_an_append_that_returns_none_for_no_warning_is_rejected(capsys):
+    def append_or_none(queue, message, max_tokens, warn_at=0.7):
+        return l02.append(queue, message, max_tokens, warn_at) or None
+
+    assert l02.check_append(append_or_none) is l02.append
+    told_not_right(capsys, "returned None; expected False")

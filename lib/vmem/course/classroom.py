@@ -166,10 +166,13 @@ def _ran_on(cell: Any) -> str:
 
 
 def _errors(cell: Any) -> str:
-    """The first error a cell raised, on one line ("" when it ran cleanly)."""
+    """The first error a cell raised, on one line ("" when it ran cleanly); a check's
+    verdict reads as in the notebook, "not right yet: ..."."""
     errors = [out for out in cell.get("outputs", []) if out.get("output_type") == "error"]
-    return one_line(f"{errors[0]['ename']}: {errors[0]['evalue']}", _MESSAGE_CHARS) \
-        if errors else ""
+    if not errors:
+        return ""
+    kind = "not right yet" if errors[0]["ename"] == "CheckFailed" else errors[0]["ename"]
+    return one_line(f"{kind}: {errors[0]['evalue']}", _MESSAGE_CHARS)
 
 
 def grade_folder(folder: Path, timeout: float = DEFAULT_TIMEOUT) -> list[Result]:
