@@ -190,9 +190,14 @@ def test_ex8_rejects_a_chat_session_that_never_stamps_session_and_turn():
 
 def test_ex8_says_whose_dispatcher_and_loop_ran():
     ns = load_cells("ex08_capstone", EX8_CELLS)
-    said = grading.check_ex8(ns.chat_session)
-    assert said.endswith("; ran on vmem's stand-in dispatcher (exercise 6 not kept) and "
-                         "vmem's stand-in loop (exercise 7 not kept).")
+    from vmem.course.checks.ex08 import whose_parts
+
+    assert whose_parts(ns.chat_session) == ("ran on vmem's stand-in dispatcher (exercise 6 "
+                                            "not kept) and vmem's stand-in loop (exercise 7 "
+                                            "not kept)")
+    ns.chat_session.__globals__["run_turn"] = load_cells(
+        "ex07_agent_loop", ("ex07-01", "ex07-03", "ex07-05")).run_turn
+    assert whose_parts(ns.chat_session).endswith("and your loop")
 
 
 # --- the re-run hole: nothing of vmem is ever kept as the learner's ---------------------

@@ -15,8 +15,8 @@ the reopenings, is found by a search, and the citation points at a stored record
 message that really says it, written in Monday's session at the turn it was said. Every
 reply of Monday and Wednesday must cite where the statement was saved. The stretch tier
 plants an injection on Wednesday that a search also finds: the answer must not use the
-quarantined hit. The passing line says whose dispatcher and loop ran (the learner's kept
-parts, or vmem's stand-ins), and the grade table shows it.
+quarantined hit. `whose_parts` says whose dispatcher and loop ran (the learner's kept
+parts, or vmem's stand-ins), which the grade table shows.
 """
 
 from __future__ import annotations
@@ -140,9 +140,11 @@ def _check_saved(path: str, sessions: list[list[str]], replies: list[list[str]])
                          "vmem.Agent does.")
 
 
-def _whose_parts(chat_session: Callable[..., Any]) -> str:
+def whose_parts(chat_session: Callable[..., Any]) -> str:
     """Which dispatcher and loop `chat_session` runs on, read from its globals: the
-    learner's kept parts or vmem's stand-ins ("" when it names neither)."""
+    learner's kept parts or vmem's stand-ins ("" when it names neither). The grade table
+    shows it (`classroom.NOTES`); the check's line leaves it out, as it depends on which
+    exercises the learner finished, not on the capstone."""
     found = getattr(chat_session, "__globals__", {})
     said = [f"vmem's stand-in {what} ({origin} not kept)" if found[name] is standin
             else f"your {what}"
@@ -150,7 +152,7 @@ def _whose_parts(chat_session: Callable[..., Any]) -> str:
                 ("dispatch", "dispatcher", "exercise 6", ex06.reference_dispatch),
                 ("run_turn", "loop", "exercise 7", ex07.reference_run_turn))
             if name in found]
-    return f"; ran on {' and '.join(said)}" if said else ""
+    return f"ran on {' and '.join(said)}" if said else ""
 
 
 @learner_check
@@ -194,4 +196,4 @@ def check_ex8(chat_session: Callable[..., Any], stretch: bool = False) -> str:
                      "stamp the tools with the session and the turn before each turn.")
     tier = "stretch" if stretch else "core"
     return (f"passed: ex08 {tier}: Monday was out of Friday's prompt, and the answer about it "
-            f"came from memory with a citation{_whose_parts(chat_session)}.")
+            "came from memory with a citation.")
