@@ -102,6 +102,7 @@ def test_a_release_leaves_out_the_answers(tmp_path):
     subprocess.run([sys.executable, str(script), str(dest)], check=True, capture_output=True)
     assert not (dest / "solutions").exists()
     assert not (dest / "tests" / "test_grading.py").exists()
+    assert not (dest / "tests" / "course" / "test_held_out.py").exists()  # it runs solutions
     assert _snapshot(dest / "exercises") == _snapshot(EXERCISE_DIR)
     assert (dest / "lib" / "vmem" / "grading.py").is_file()
     assert not (dest / ".venv").exists()
