@@ -753,6 +753,7 @@ def test_a_scorer_s_zero_scores_are_left_out_and_a_wrong_length_is_refused(store
                            scorer=lambda q, texts, k1, b: [1.0])
 
 
+@needs_widgets
 def test_the_explorer_shows_recall_only_for_the_query_its_labels_belong_to(store) -> None:
     """A query the learner types is not scored against the labels of the lesson's query."""
     explorer = viz.RetrievalExplorer(store, query="kiwi", top_k=2, relevant={3, 4})
