@@ -13,7 +13,8 @@ Between Wednesday and Friday the check itself talks to the agent's file (straigh
 queue, not in the summary. So the check passes only when the fact said on Monday survives
 the reopenings, is found by a search, and the citation points at a stored record or
 message that really says it, written in Monday's session at the turn it was said. Every
-reply of Monday and Wednesday must cite where the statement was saved. The stretch tier
+reply of Monday and Wednesday must cite where the statement was saved, except the reply
+to Wednesday's empty message, whose save fails: it must say so and cite nothing. The stretch tier
 plants an injection on Wednesday that a search also finds: the answer must not use the
 quarantined hit. `whose_parts` says whose dispatcher and loop ran (the learner's kept
 parts, or vmem's stand-ins), which the grade table shows.
