@@ -6,7 +6,9 @@
 LoCoMo's turns (repeated to `--size` messages, 30 seconds apart, both speakers as named
 user messages) are appended one by one to a `RecallStore` in a file, then its first 300
 questions are searched for 10 hits each, twice (the second pass is "warm": the search
-cache holds their words). `--against` runs the same in another copy of vmem (for example
+cache holds their words). Beside it, in the same process, the same texts as archival
+records ("speaker: text") in an `ArchivalStore` of the same size answer the same
+questions, so recall's cost over archival's shows at one size and on one machine. `--against` runs the same in another copy of vmem (for example
 an older checkout's `lib/`), so the table shows the two side by side from one command.
 Each runs in its own process. LoCoMo is not part of the repository: without it the
 benchmark says where to get it and skips.
@@ -30,6 +32,7 @@ QUESTIONS = 300
 
 def measure(data: str, size: int) -> dict[str, float]:
     """Append `size` turns to a new file-backed RecallStore, then time the searches."""
+    from vmem.archival import ArchivalStore
     from vmem.eval.locomo import load_locomo
     from vmem.messages import Message
     from vmem.recall import RecallStore
@@ -47,8 +50,17 @@ def measure(data: str, size: int) -> dict[str, float]:
         appends = size / (time.perf_counter() - began)
         cold, warm = (_latencies(store, questions) for _ in range(2))
         store.close()
+        archival = ArchivalStore(os.path.join(folder, "archival.db"))
+        for i in range(size):
+            turn = turns[i % len(turns)]
+            archival.insert(f"{turn.name}: {turn.content}")
+        records_cold, records_warm = (_latencies(archival, questions) for _ in range(2))
+        archival.close()
     return {"appends_per_s": appends, "p50": _percentile(cold, 50),
-            "p95": _percentile(cold, 95), "warm_p50": _percentile(warm, 50)}
+            "p95": _percentile(cold, 95), "warm_p50": _percentile(warm, 50),
+            "archival_p50": _percentile(records_cold, 50),
+            "archival_warm_p50": _percentile(records_warm, 50),
+            "recall_over_archival": _percentile(cold, 50) / _percentile(records_cold, 50)}
 
 
 def _latencies(store, questions: list[str]) -> list[float]:
@@ -91,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.against:
         columns[f"vmem at {args.against}"] = _run(args.against, args.data, args.size)
     rows = (("appends/s", "appends_per_s", "{:,.0f}"), ("search p50 ms", "p50", "{:.1f}"),
-            ("search p95 ms", "p95", "{:.1f}"), ("warm p50 ms", "warm_p50", "{:.1f}"))
+            ("search p95 ms", "p95", "{:.1f}"), ("warm p50 ms", "warm_p50", "{:.1f}"),
+            ("archival search p50 ms, same size", "archival_p50", "{:.1f}"),
+            ("archival warm p50 ms", "archival_warm_p50", "{:.1f}"),
+            ("recall p50 / archival p50", "recall_over_archival", "{:.1f}x"))
     width = max(len(name) for name in columns) + 2
     print(f"recall, {args.size:,} messages, {QUESTIONS} questions, top 10".ljust(36)
           + "".join(name.rjust(width) for name in columns))

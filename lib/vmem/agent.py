@@ -7,8 +7,11 @@ and their results are appended to the main context as tool messages, like a bloc
 asked for a heartbeat, when a call failed, or when a memory-pressure warning fired;
 `send_message`, plain text, or tool calls without a heartbeat end the turn; `max_steps`
 bounds the policy calls of one turn. Every message goes through `context.append`, so
-evictions happen inside the loop, and nothing a policy does, raising included, can crash
-it.
+evictions happen inside the loop, and a message too big for the context (a user's long
+paste, a large tool result) is shown clipped there and kept whole in recall. Nothing a
+policy does, raising included, can crash the loop, and what the context or recall refuses
+(a message over recall's size limit) ends the turn with `stop_reason` "error" and the
+error's text.
 
 Two kinds of policy, two protocols:
 
@@ -31,9 +34,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .errors import ContextOverflowError, VMemError
+from .errors import VMemError
 from .messages import Message
 from .protocols import AgentMemory
+from .text import clip
 from .tools import MemoryTools, ToolResult
 from .turn import AssistantTurn, Exchange, StopReason, ToolCall, TraceRow, Turn, trace_rows
 
@@ -157,20 +161,11 @@ class Agent:
 
     def _service(self, call: ToolCall, call_id: str) -> tuple[ToolResult, int | None]:
         """Run one call and append its result: (the result, its tool message's id). A
-        result too big for the context is replaced by a failure saying so, which the model
-        can act on."""
+        result too big for the context is kept whole in recall and shown clipped, with a
+        note telling the model to ask for less (`vmem.clipping`)."""
         result = self.tools.call(call.name, call.arguments)
-        try:
-            return result, self._append_result(result, call_id)
-        except ContextOverflowError as error:
-            result = self.tools.failure(
-                result.name, f"the result does not fit in the main context ({error}). Ask for "
-                "less: a narrower query, or fewer words per call.", "too_large")
-            return result, self._append_result(result, call_id)
-
-    def _append_result(self, result: ToolResult, call_id: str) -> int | None:
-        return self.context.append(Message(role="tool", content=result.content,
-                                           name=result.name, tool_call_id=call_id)).id
+        return result, self.context.append(Message(role="tool", content=result.content,
+                                                   name=result.name, tool_call_id=call_id)).id
 
     def _warnings(self) -> int:
         return sum(1 for event in self.context.events if event.kind == "warned")
@@ -286,17 +281,24 @@ class RulePolicy:
                                      "about something you told me.")
 
 
+QUOTE_CHARS = 1_000
+"""The most characters `RulePolicy` quotes of one hit (a long paste is found whole, and
+`send_message` takes at most `MAX_STRING_CHARS`)."""
+
+
 def _answer(question: str, results: dict[str, ToolResult]) -> str:
-    """The best usable hit, quoted and cited: a record, else an earlier user message that
-    is neither this question nor another one. Quarantined hits are never quoted."""
+    """The best usable hit, quoted (clipped to `QUOTE_CHARS`) and cited: a record, else an
+    earlier user message that is neither this question nor another one. Quarantined hits
+    are never quoted."""
     for hit in results["archival_memory_search"].hits:
         if not hit.quarantined:
-            return f"From my archival memory: {hit.text} [record {hit.id}]"
+            return f"From my archival memory: {clip(hit.text, QUOTE_CHARS, show_length=True)} " \
+                   f"[record {hit.id}]"
     for hit in results["conversation_search"].hits:
         if not hit.quarantined and hit.speaker != "assistant" \
                 and hit.text.strip() != question.strip() and not hit.text.rstrip().endswith("?"):
-            return f'From our earlier conversation: {hit.speaker} said "{hit.text}" ' \
-                   f"[message {hit.id}]"
+            return f"From our earlier conversation: {hit.speaker} said " \
+                   f'"{clip(hit.text, QUOTE_CHARS, show_length=True)}" [message {hit.id}]'
     return "I could not find anything about that in my memory."
 
 

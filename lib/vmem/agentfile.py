@@ -39,7 +39,7 @@ from .transfer import AgentContents, CopyReport, read_agents, write_agents
 FORMAT = "vmem-agent"
 VERSION = 1  # the layout this vmem writes and the newest it reads
 _CONTEXT_KEYS = ("summary", "warning_armed", "last_change", "evicted_count",
-                 "unsummarized_ids")
+                 "unsummarized_ids", "clipped")
 
 
 # --- writing ------------------------------------------------------------------------
@@ -296,7 +296,22 @@ class _Checker:
         evicted = self.integer(state.get("evicted_count", 0), f"{path}.context.evicted_count")
         return {"summary": summary, "message_ids": queue, "warning_armed": armed,
                 "last_change": None if last is None else last.isoformat(),
-                "evicted_count": evicted, "unsummarized_ids": pending}
+                "evicted_count": evicted, "unsummarized_ids": pending,
+                "clipped": self.clipped(state.get("clipped") or [], f"{path}.context.clipped",
+                                        {*queue, *pending})}
+
+    def clipped(self, value: Any, path: str, shown: set[int]) -> list[list[int]]:
+        """The `[message id, characters shown]` pairs of the messages a context shows
+        clipped (`vmem.clipping.keeps_of`), each naming a message in that context."""
+        pairs = []
+        for index, pair in enumerate(self.listing(value, path, kind=list)):
+            if len(pair) != 2:
+                raise _Bad(f"{path}[{index}]: expected [message id, characters shown]")
+            message_id, keep = (self.integer(item, f"{path}[{index}]") for item in pair)
+            if message_id not in shown:
+                raise _Bad(f"{path}[{index}]: message {message_id} is not in the context")
+            pairs.append([message_id, keep])
+        return pairs
 
     # --- one value ------------------------------------------------------------------
     def items(self, data: dict[str, Any], key: str, path: str

@@ -10,12 +10,13 @@ The prompt `render()` returns has three parts:
    and archival records, time of the last change), placed last so it never breaks the
    cached prefix.
 
-`append` stores every message in recall storage at once, then queues it. At `warn_at`
-of the budget a memory-pressure notice is queued (once, re-armed by the next flush). When
-the budget would be exceeded the context flushes: it evicts the oldest messages down to
-about `flush_to` of the budget, never splitting an assistant tool call from its tool
-results and always keeping the newest user message, and folds the evicted messages into
-the summary. Every change is recorded as an `Event` so a widget can replay it, and
+`append` stores every message in recall storage at once, then queues it (one too big to
+fit even after a full flush is queued as a clipped view that names it, `vmem.clipping`).
+At `warn_at` of the budget a memory-pressure notice is queued (once, re-armed by the next
+flush). When the budget would be exceeded the context flushes: it evicts the oldest
+messages down to about `flush_to` of the budget, never splitting an assistant tool call
+from its tool results and always keeping the newest user message, and folds the evicted
+messages into the summary. Every change is recorded as an `Event` so a widget can replay it, and
 `plan_next_flush()` says what the next flush would evict without doing it.
 
 This module keeps the books: it counts tokens, stores, queues and rolls back. The rules
@@ -28,41 +29,21 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence, Sized
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
+from .clipping import clipped_view, keep_for, keeps_of, priced, reclipped
 from .clock import Clock, ensure_utc, utc_now
 from .core import CoreMemory
 from .errors import ContextOverflowError
+from .events import Event, EventKind
 from .eviction import PlannedFlush, evictable_groups, leading, plan_flush, protected, run_is_open
 from .messages import Message
-from .prompt import pressure_text, status_text, summary_text, system_text
+from .prompt import clip_note, pressure_text, status_text, summary_text, system_text
 from .recall import RecallStore
 from .summarize import ExtractiveSummarizer, Summarizer
 from .text import plural
 from .tokens import DEFAULT_COUNTER, Counter, chat_tokens
-
-EventKind = Literal["appended", "warned", "evicted", "summarized", "summary_failed", "restored"]
-
-
-@dataclass(frozen=True)
-class Event:
-    """One change to the main context, in order, so a widget can replay a conversation.
-
-    kind: appended (a message joined the queue), warned (the memory-pressure notice in
-    `message_ids` joined the queue), evicted (`message_ids` left the queue), summarized
-    (`detail` is the new summary of `message_ids`), summary_failed (`detail` says why;
-    the old summary was kept), restored (the queue was loaded from a saved state).
-    `size` is the tokens of the messages concerned, `tokens` the prompt total afterwards.
-    """
-
-    kind: EventKind
-    time: datetime
-    message_ids: tuple[int, ...] = ()
-    size: int = 0
-    tokens: int = 0
-    detail: str = ""
 
 
 class Journal(Protocol):
@@ -129,7 +110,7 @@ class MainContext:
         self.journal = journal
         self.events: list[Event] = []
         self._queue: list[Message] = []
-        self._sizes: dict[int, int] = {}  # message id -> tokens
+        self._sizes: dict[int, int] = {}  # message id -> tokens (as shown)
         self._summary: str | None = None
         self._evicted = 0  # messages evicted so far
         self._unsummarized: list[Message] = []  # evicted but not in the summary (it failed)
@@ -208,24 +189,28 @@ class MainContext:
     def append(self, message: Message) -> Message:
         """Store `message` in recall, queue it, then warn or flush as the budget requires.
 
-        Raises `ContextOverflowError` (and changes nothing) if the message cannot fit
-        even after evicting everything that may be evicted. Returns the stored message.
-        """
+        A message that cannot fit even after a full flush is queued clipped (`_clip_keep`).
+        Raises, changing nothing, `ContextOverflowError` when not even its note fits, and
+        what recall refuses (`InputTooLargeError` over its limit). Returns the message."""
         if not isinstance(message, Message):
             raise TypeError(f"append takes a vmem.Message, got {type(message).__name__}")
         if message.id is not None:
             raise ValueError(f"message {message.id} is already stored; append a new Message")
         now = ensure_utc(self._clock())
         size = chat_tokens(message.to_chat(), self.counter)
-        self._check_fits(message, size, now)
+        keep = self._clip_keep(message, size, now)
         saved = self._snapshot()
         try:
             with self.journal.transaction() if self.journal else nullcontext():
                 self.recall.add(message, scope=self.scope)
-                self._queue.append(message)
-                self._sizes[message.id] = size
+                shown = message if keep is None else clipped_view(message, size, keep)
+                self._queue.append(shown)
+                self._sizes[message.id] = chat_tokens(shown.to_chat(), self.counter)
                 self._last_change = now
-                self._record("appended", now, [message])
+                self._record("appended", now, [shown])
+                if keep is not None:
+                    self._record("clipped", now, [shown], clip_note(message.id, message.role,
+                                                                    size), size)
                 if self.tokens() > self.max_tokens:
                     self._flush(now)
                 self._maybe_warn(now)
@@ -277,18 +262,22 @@ class MainContext:
             "last_change": self._last_change.isoformat() if self._last_change else None,
             "evicted_count": self._evicted,
             "unsummarized_ids": [message.id for message in self._unsummarized],
+            "clipped": keeps_of([*self._queue, *self._unsummarized]),
         }
 
     def restore(self, state: dict[str, Any], messages: Sequence[Message] | None = None) -> None:
         """Load a saved `state()`: the queue becomes `messages` (by default fetched from
-        recall by `state["message_ids"]`), and the summary, counters and flag come back.
-        Records one `restored` event; earlier events are not restored."""
+        recall by `state["message_ids"]`, whole), shown clipped as they were when saved, and
+        the summary, counters and flag come back. Records one `restored` event; earlier
+        events are not restored."""
         ids = list(state["message_ids"])
         queue = list(self.recall.get_many(ids) if messages is None else messages)
         if [message.id for message in queue] != ids:
             raise ValueError(f"restore needs the messages {ids} in that order; got "
                              f"{[message.id for message in queue]}")
         pending = list(self.recall.get_many(list(state.get("unsummarized_ids", ()))))
+        keeps = state.get("clipped", ())
+        queue, pending = (reclipped(messages, keeps, self.counter) for messages in (queue, pending))
         self._queue = queue
         self._sizes = {m.id: chat_tokens(m.to_chat(), self.counter) for m in queue}
         self._summary = state.get("summary")
@@ -301,8 +290,10 @@ class MainContext:
 
     # -- budget checks ---------------------------------------------------------------
 
-    def _check_fits(self, message: Message, size: int, now: datetime) -> None:
-        """Refuse, before any change, a message that cannot fit even after a full flush."""
+    def _clip_keep(self, message: Message, size: int, now: datetime | None) -> int | None:
+        """None when `message` (`size` tokens) fits whole after a full flush; else the
+        characters its clipped view shows in the room a full flush leaves (`keep_for`).
+        Refuses, before any change, a message whose note alone cannot fit."""
         queue = [*self._queue, message]
         kept_indices = protected(queue)
         evictable = len(queue) - len(kept_indices)
@@ -317,16 +308,20 @@ class MainContext:
         fixed = self._fixed_tokens(worst_prefix, recall_count, now)
         kept = sum(self._sizes[queue[index].id] for index in kept_indices
                    if index < len(queue) - 1)
-        if fixed + kept + size <= self.max_tokens:
-            return
+        room = self.max_tokens - fixed - kept
+        if size <= room:
+            return None
+        keep = keep_for(message, size, room, self.counter)
+        if keep is not None:
+            return keep
         also = f", and {kept} by the newest user message or the tool call it belongs to, " \
                "which must stay" if kept else ""
         raise ContextOverflowError(
-            f"this {message.role} message is {size} tokens and cannot fit in the main "
-            f"context: the budget is {self.max_tokens} tokens, {fixed} of them always taken "
-            f"by the system prompt, core memory, summary, memory status and tool schemas"
-            f"{also}. Shorten the message (store long text in archival memory and pass a "
-            "short note) or raise max_tokens.")
+            f"this {message.role} message is {size} tokens and cannot be shown in the main "
+            f"context even clipped to a note naming it: the budget is {self.max_tokens} "
+            f"tokens, {fixed} of them always taken by the system prompt, core memory, "
+            f"summary, memory status and tool schemas{also}. Raise max_tokens or shorten "
+            "the system text or core memory.")
 
     def _fixed_overflow_text(self, fixed: int) -> str:
         core = self.counter.count(self.core.render())
@@ -388,16 +383,21 @@ class MainContext:
         and changing nothing: which messages leave the queue and the summary that replaces
         the old one. Without `incoming`: a flush run now (whether or not one is due).
         With it: the flush that `append(incoming)` would run at time `now` (default: the
-        last change), or None when that append would not flush (a message too big to fit
-        at all is refused before any flush). None also when the flush would evict
-        nothing: the prompt is already at `flush_to`, or nothing may go. Exact for a
-        deterministic summarizer; it calls the summarizer as the flush would (an LLM
+        last change), with `incoming` as the queue would show it (clipped when too big),
+        or None when that append would not flush or would be refused. None also when the
+        flush would evict nothing: the prompt is already at `flush_to`, or nothing may go.
+        Exact for a deterministic summarizer; it calls the summarizer as the flush would (an LLM
         summarizer makes one call), never the clock."""
         queue, sizes = list(self._queue), [self._sizes[message.id] for message in self._queue]
         recall_count, last = len(self.recall), now or self._last_change
         if incoming is not None:
+            size = chat_tokens(incoming.to_chat(), self.counter)
+            try:
+                keep = self._clip_keep(incoming, size, last)
+            except ContextOverflowError:
+                return None
             queue.append(incoming)
-            sizes.append(chat_tokens(incoming.to_chat(), self.counter))
+            sizes.append(size if keep is None else priced(incoming, size, keep, self.counter))
             recall_count += 1
             total = self._fixed_tokens(self._prefix_tokens(), recall_count, last) + sum(sizes)
             if total <= self.max_tokens and not self._warning_flushes(
@@ -485,10 +485,11 @@ class MainContext:
                            self.counter)
 
     def _record(self, kind: EventKind, time: datetime, messages: Iterable[Message],
-                detail: str = "") -> None:
+                detail: str = "", size: int | None = None) -> None:
         messages = list(messages)
-        size = sum(self._sizes[message.id] if message.id in self._sizes
-                   else chat_tokens(message.to_chat(), self.counter) for message in messages)
+        if size is None:
+            size = sum(self._sizes[message.id] if message.id in self._sizes
+                       else chat_tokens(message.to_chat(), self.counter) for message in messages)
         self.events.append(Event(kind, time, tuple(message.id for message in messages), size,
                                  self.tokens(), detail))
 

@@ -191,7 +191,7 @@ class Sent:
 @dataclass(frozen=True)
 class Failed:
     """The call did nothing. `kind` is machine-readable (`unknown_tool`, `invalid_json`,
-    `bad_arguments`, `refused`, `guard`, `internal`, `too_large`); `reason` says what was
+    `bad_arguments`, `refused`, `guard`, `internal`); `reason` says what was
     wrong and what to do instead, for the model."""
 
     kind: str

@@ -1,5 +1,6 @@
 """The words the main context writes into the prompt itself: the summary block of the
-system message, the memory status line, and the memory-pressure notice.
+system message, the memory status line, the memory-pressure notice, and the note that
+heads a message shown clipped.
 
 Pure functions of counts and texts, kept apart from the token accounting in
 `vmem.context` so that what the model reads about its own memory is in one place.
@@ -56,3 +57,16 @@ def pressure_text(total: int, max_tokens: int) -> str:
     return (f"Memory pressure: the context is at {percent}% of its {max_tokens} "
             "tokens. The oldest messages will soon be evicted to recall memory and "
             "summarized; save important facts to core or archival memory now.")
+
+
+def clip_note(message_id: int | None, role: str, tokens: int) -> str:
+    """The note that heads a message shown clipped: its id, its whole size and where the
+    whole message is. A user or assistant message can be searched for; a tool result or
+    a notice is never searched, so its note says how to see more instead."""
+    head = f"[message {message_id}, {tokens:,} tokens, clipped:"
+    if role in ("user", "assistant"):
+        return f"{head} the whole message is in recall memory; {SEARCH_TOOL} or " \
+               f"recall.get({message_id}) reads it]"
+    what = "tool result" if role == "tool" else "notice"
+    return f"{head} the whole {what} is kept in recall storage (recall.get({message_id})); " \
+           "ask for less to see the rest, e.g. a narrower query]"

@@ -5,16 +5,22 @@ the stores use what they already hold (docs/RETRIEVAL.md has the measurements, c
 LoCoMo conversations 1-5 and reported on 6-10):
 
 - **What a recall message is indexed as** (`recall_document`): the message before it in
-  the same sitting (a reply is often about the question it answers: "Researching
-  adoption agencies" answers "What are you up to?"), the speaker's name (questions name
-  people), the message itself, its date as words ("8 May 2023"), and the word "asked"
-  when it asks something. Archival records are indexed as their text.
+  the same sitting when that is short (a reply is often about the question it answers:
+  "Researching adoption agencies" answers "What are you up to?"; a long message, such as
+  an assistant's answer, stands on its own words and would only smear its topic over the
+  user's next request), the speaker's name (questions name people), the message itself,
+  its date as words ("8 May 2023"), and the word "asked" when it asks something.
+  Archival records are indexed as their text.
 - **Priors** that rerank BM25's best `POOL` hits (`rerank`), in BM25 units and shown in
   `Hit.terms` beside the query's words, so the parts still sum to the score:
   - `SITTING` ("(same sitting)"): a share of the scores of the other hits written within
     `SITTING_GAP` of it. Evidence comes in runs: a day's talk about a trip holds several
     hits, a stray match on a common word holds one.
-  - `SPEAKER` ("(speaker)"): a share when the query names the message's sender.
+  - `SPEAKER` ("(speaker)"): a share when the query names the message's sender: by
+    name, or for the user's own messages by speaking as the user ("when does *my* sprint
+    end?", `FIRST_PERSON`). A user asking an assistant about what they said is the
+    MemGPT setting; the assistant's long answer that repeats their words is not the
+    evidence.
   Both are `weight x best BM25 score of the pool x a number from 0 to 1`, so they move a
   hit only past hits that score about as well.
 - Two more parts on the scores those give (issue 14's multi-hop questions, "what
@@ -41,21 +47,27 @@ messages, give the same page: `tests/lib/test_ranking.py` proves it.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from functools import cache
+from functools import cache, lru_cache
 
-from .bm25 import analyze, tokenize
+from .bm25 import STOPWORDS, analyze, stem, tokenize
 from .messages import Hit, Message
 
 SEARCHABLE_ROLES = ("user", "assistant")
 """The roles recall indexes: tool results and system notices are never worth paging in."""
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 """What a stored index was built with: 1, the words (`tokenize`) of the text alone; 2,
-`analyze`d `recall_document`s and texts. A store built with an older version is indexed
+`analyze`d `recall_document`s and texts; 3, the same with only a short previous message
+(`PROMPT_TERMS`) in a recall document. A store built with an older version is indexed
 again when it is opened (`recall_documents`)."""
+PROMPT_TERMS = 30
+"""A previous message of at most this many analysed terms is indexed with the reply to
+it (LoCoMo's turns are a median 10; a user's request to an assistant in BEAM 21, the
+assistant's answer 357)."""
 POOL = 100
 """How many of BM25's best hits the priors rerank; later hits follow in BM25's order."""
 SITTING_GAP = timedelta(minutes=30)
@@ -71,6 +83,8 @@ ASKED = "asked"
 """Indexed with every question or request: the words of "what did I ask you?" are all
 stop words but this one."""
 REQUEST_OPENERS = frozenset({"please", "could", "can", "would", "will", "help", "find"})
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
+"""A query with one of these words speaks as the user, and so names the user's messages."""
 CURRENT_SHARE = 0.5
 """On a question about the present, hits scoring at least this share of the best are
 ordered newest first."""
@@ -136,14 +150,16 @@ def is_request(text: str) -> bool:
 
 
 def recall_document(message: Message, previous: Message | None) -> str:
-    """The text recall indexes for `message`: `previous` (the sender's prompt, when it is
-    of the same sitting), the sender's name, the content, the date as words, and `ASKED`
-    when the message asks something (so "what did I ask you?" finds it); nothing for a
-    message without content (an assistant's turn that only calls tools)."""
+    """The text recall indexes for `message`: `previous` (the prompt it answers, when it
+    is of the same sitting and at most `PROMPT_TERMS` terms), the sender's name, the
+    content, the date as words, and `ASKED` when the message asks something (so "what
+    did I ask you?" finds it); nothing for a message without content (an assistant's
+    turn that only calls tools)."""
     if not message.content.strip():
         return ""  # a tool call's turn: indexed, but with no terms to match
     parts = []
-    if previous is not None and same_sitting(previous.created_at, message.created_at):
+    if previous is not None and same_sitting(previous.created_at, message.created_at) \
+            and _is_short(previous.content):
         parts.append(previous.content)
     if message.name:
         parts.append(message.name)
@@ -153,6 +169,14 @@ def recall_document(message: Message, previous: Message | None) -> str:
     if is_request(message.content):
         parts.append(ASKED)
     return "\n".join(parts)
+
+
+def _is_short(text: str) -> bool:
+    """Whether `text` has at most `PROMPT_TERMS` analysed terms (only its start is
+    analysed when that already has more: an assistant's answer can be long)."""
+    head = text[:PROMPT_TERMS * 40]
+    return len(analyze(head)) <= PROMPT_TERMS and (
+        head == text or len(analyze(text)) <= PROMPT_TERMS)
 
 
 def recall_documents(stored: Iterable[tuple[Message, str]]) -> Iterator[tuple[int, str]]:
@@ -210,6 +234,7 @@ def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None,
         return []
     best = max(hit.score for hit in hits)
     named = set(analyze(query))
+    as_user = priors.speaker and not FIRST_PERSON.isdisjoint(tokenize(query))
     sitting = _sitting_scores(hits) if priors.sitting else {}
     most = max(sitting.values(), default=0.0)
     senders = {hit.record.name: set(analyze(hit.record.name)) for hit in hits
@@ -220,7 +245,7 @@ def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None,
         if most > 0 and sitting[position] > 0:
             added[SITTING] = priors.sitting * best * sitting[position] / most
         sender = senders.get(getattr(hit.record, "name", None))
-        if sender and sender <= named:
+        if (sender and sender <= named) or (as_user and _from_user(hit)):
             added[SPEAKER] = priors.speaker * best
         reranked.append(_with_parts(hit, added))
     if priors.prompt_only or (priors.opening and places):
@@ -230,6 +255,11 @@ def rerank(hits: Sequence[Hit], query: str, priors: Priors | None = None,
     if priors.current_state and asks_current_state(query):
         return _newest_first(ordered, named)
     return ordered
+
+
+def _from_user(hit: Hit) -> bool:
+    """Whether a hit is one of the user's own messages."""
+    return isinstance(hit.record, Message) and hit.record.role == "user"
 
 
 def _with_parts(hit: Hit, added: Mapping[str, float]) -> Hit:
@@ -244,13 +274,15 @@ def _own_words_and_openings(hits: list[Hit], priors: Priors,
     """`hits` (scored by BM25 and the sitting and speaker parts) with the `PROMPT_ONLY`
     and `OPENING` parts added to each message hit."""
     best = max(hit.score for hit in hits)
+    words = _words_like(tuple(sorted({term for hit in hits for term in hit.terms
+                                      if not term.startswith("(")})))
     result = []
     for hit in hits:
         if not isinstance(hit.record, Message):
             result.append(hit)
             continue
         added: dict[str, float] = {}
-        lacking = _prompt_share(hit) if priors.prompt_only else 0.0
+        lacking = _prompt_share(hit, words) if priors.prompt_only else 0.0
         if lacking > 0:
             added[PROMPT_ONLY] = -priors.prompt_only * hit.score * lacking
         place = places.get(hit.record.id)
@@ -260,31 +292,49 @@ def _own_words_and_openings(hits: list[Hit], priors: Priors,
     return result
 
 
-def _prompt_share(hit: Hit) -> float:
+def _prompt_share(hit: Hit, words: re.Pattern[str]) -> float:
     """The share of a message hit's BM25 parts (its matched query words) that come from
     words its own content lacks: words of the prompt it was indexed with, or of its
-    date or name."""
+    date or name. `words` finds the words that may stem to a matched term
+    (`_words_like` of every term matched in the pool)."""
     matched = {term: part for term, part in hit.terms.items()
                if not term.startswith("(") and part > 0}
     total = sum(matched.values())
     if total <= 0:
         return 0.0
-    own = _own_terms(hit.record.content, matched)
+    own = _own_terms(hit.record.content, matched, words)
     return sum(part for term, part in matched.items() if term not in own) / total
 
 
-def _own_terms(content: str, terms: Iterable[str]) -> set[str]:
-    """Which of the analysed `terms` `analyze(content)` holds, analysing only when one may:
-    a stem without its last letter begins the word it came from (the stemmer strips
-    suffixes and at most changes the last letter), so a term whose stem-less-one is not
-    in the casefolded text is not there."""
+def _own_terms(content: str, terms: Iterable[str], words: re.Pattern[str] | None = None
+               ) -> set[str]:
+    """Which of the analysed `terms` `analyze(content)` holds, looking only at the words
+    that may give one: a stem without its last letter begins the word it came from (the
+    stemmer strips suffixes and at most changes the last letter). ASCII text is scanned
+    for those words alone (`analyze` splits it on `[a-z0-9]+`; `words`, `_words_like`
+    of `terms` or of more terms, saves building the pattern); other text is analysed."""
     folded = content.casefold()
     if not folded.isascii():
         folded = unicodedata.normalize("NFC", folded)
-    possible = [term for term in terms if term[:-1] in folded]
-    if not possible:
+    wanted = {term for term in terms if term[:-1] in folded}
+    if not wanted:
         return set()
-    return set(possible) & set(analyze(content))
+    if not folded.isascii():
+        return wanted & set(analyze(content))
+    found = set()
+    for word in (words or _words_like(tuple(sorted(wanted)))).findall(folded):
+        stemmed = stem(word)
+        if stemmed in wanted and word not in STOPWORDS and stemmed not in STOPWORDS:
+            found.add(stemmed)
+    return found
+
+
+@lru_cache(maxsize=1024)
+def _words_like(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """The ASCII words that begin as one of `terms` without its last letter does."""
+    heads = "|".join(sorted({re.escape(term[:-1] or term) for term in terms}, key=len,
+                            reverse=True))
+    return re.compile(rf"(?<![a-z0-9])(?:{heads})[a-z0-9]*")
 
 
 def _sitting_scores(hits: Sequence[Hit]) -> dict[int, float]:

@@ -38,6 +38,9 @@ from .tier import check_period, reranked, search_page, within
 
 __all__ = ["SEARCHABLE_ROLES", "RecallStore"]
 
+PLACES_KEPT = 100_000
+"""How many messages' sitting places a store keeps in memory (about 10 MB)."""
+
 
 class RecallStore:
     """Every message ever appended: ":memory:", a file path, a connection or a backend."""
@@ -48,6 +51,7 @@ class RecallStore:
         self.clock = clock or utc_now
         self.scope = within(None, scope) or None  # the scope every call acts within
         self.priors = priors or Priors()
+        self._known_places: dict[int, int | None] = {}  # message id -> its sitting place
 
     def add(self, message: Message, scope: Scope | None = None) -> Message:
         """Store `message`, filling in its `id` and `created_at` when missing; return it.
@@ -132,13 +136,23 @@ class RecallStore:
         return search_page(query, page, size, reranked(rank, reorder), self.priors)
 
     def _places(self, hits: Sequence[Hit]) -> dict[int, int | None]:
-        """Each hit's `vmem.ranking.sitting_place` (none when the opening prior is off)."""
+        """Each hit's `vmem.ranking.sitting_place` (none when the opening prior is off).
+
+        A message's place never changes once it is stored: later messages come after it,
+        and its scope's earlier ones go only with the whole scope (one writer per scope).
+        So places are kept (up to `PLACES_KEPT`) and only new hits are looked up."""
         if not self.priors.opening or not hits:
             return {}
-        earlier = self.backend.preceding_times([hit.record.id for hit in hits],
-                                               SEARCHABLE_ROLES, OPENING_SPAN)
-        return {hit.record.id: sitting_place(hit.record.created_at, earlier[hit.record.id])
-                for hit in hits}
+        new = [hit for hit in hits if hit.record.id not in self._known_places]
+        if new:
+            if len(self._known_places) + len(new) > PLACES_KEPT:
+                self._known_places.clear()
+            earlier = self.backend.preceding_times([hit.record.id for hit in new],
+                                                   SEARCHABLE_ROLES, OPENING_SPAN)
+            self._known_places.update(
+                (hit.record.id, sitting_place(hit.record.created_at, earlier[hit.record.id]))
+                for hit in new)
+        return {hit.record.id: self._known_places[hit.record.id] for hit in hits}
 
     def close(self) -> None:
         """Close the backend (its connection); safe to call twice."""

@@ -23,7 +23,9 @@ class Summarizer(Protocol):
     """Folds evicted messages into the running summary.
 
     `previous` is the current summary (None before the first flush); `evicted` are the
-    messages leaving the context, oldest first (system notices included, to skip). Return
+    messages leaving the context, oldest first (system notices included, to skip), as the
+    context showed them: a message too big for it arrives as its clipped view, so what a
+    summarizer reads is bounded by the budget (the whole stays in recall). Return
     the new summary, which replaces `previous`. Raising or returning an empty string
     counts as a failure: the context keeps the old summary and says so.
     """

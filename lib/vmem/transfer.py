@@ -130,7 +130,8 @@ def write_agents(destination: Backend, agents: Sequence[AgentContents],
             if agent.context is not None:
                 destination.save_context(agent.scope, {**agent.context, **{
                     key: [message_ids[old] for old in agent.context.get(key, [])]
-                    for key in ("message_ids", "unsummarized_ids")}})
+                    for key in ("message_ids", "unsummarized_ids")}, "clipped": [
+                    [message_ids[old], keep] for old, keep in agent.context.get("clipped", [])]})
         report.scopes = len(agents)
     return report
 

@@ -91,8 +91,8 @@ class TraceRow:
     """One line of a turn's timeline.
 
     `step` is the policy call it belongs to (0: the user's message) and `kind` one of
-    user, model, call, result, heartbeat, warning, eviction, summary, answer, stop (or the
-    kind of an unexpected event). `title` and `text` are what a view shows; `exchange`
+    user, model, call, result, heartbeat, clipped, warning, eviction, summary, answer, stop
+    (or the kind of an unexpected event). `title` and `text` are what a view shows; `exchange`
     (call and result rows) and `event` (warning, eviction and summary rows) are the data
     the row stands for, for views that say it their own way.
     """
@@ -181,6 +181,9 @@ def _event_rows(event: Event, state: dict[str, Any]) -> list[TraceRow]:
                          f"evicted {plural(len(event.message_ids), 'message')} to recall",
                          f"{event.size} tokens left the prompt; {event.tokens} tokens now",
                          event=event)]
+    if event.kind == "clipped":
+        return [TraceRow(step, "clipped", "shown clipped: too big for the context, kept whole "
+                         "in recall", event.detail, event=event)]
     if event.kind == "summarized":
         return [TraceRow(step, "summary", "summary updated", event.detail, event=event)]
     if event.kind == "summary_failed":

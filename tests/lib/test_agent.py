@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from context_helpers import prompt_tokens  # conftest puts tests/helpers on sys.path
 
 from vmem.agent import Agent, AssistantTurn, RulePolicy, ScriptedPolicy, ToolCall, TurnState
 from vmem.context import Event
@@ -190,22 +191,41 @@ def test_a_finished_script_is_an_error_that_says_so(memory):
     assert turn.stop_reason == "error" and "no action left" in turn.error
 
 
-def test_a_user_message_too_big_for_the_context_is_an_error_and_nothing_is_stored(clock):
+def test_a_user_paste_too_big_for_the_context_is_answered_from_a_clipped_view(clock):
     memory = make_memory(clock, room=300)
-    turn = Agent(memory, ScriptedPolicy(["hi"])).step(" ".join(["word"] * 500))
-    assert turn.stop_reason == "error" and "ContextOverflowError" in turn.error
-    assert len(memory.recall) == 0
+    paste = " ".join(f"line{index}" for index in range(6000))
+    policy = ScriptedPolicy(["Got it."])
+    turn = Agent(memory, policy).step(paste)
+    assert (turn.stop_reason, turn.reply) == ("final_message", "Got it.")
+    assert prompt_tokens(policy.seen[0], memory.context.tools) <= memory.context.max_tokens
+    shown = policy.seen[0][1]["content"]
+    assert shown.startswith("[message 1, ") and "line0 line1" in shown and "line5999" not in shown
+    assert memory.recall.get(1).content == paste
+    assert "clipped" in [row.kind for row in turn.rows()]
 
 
-def test_a_tool_result_too_big_for_the_context_becomes_a_failure_to_act_on(clock):
+def test_a_user_paste_over_the_recall_limit_ends_the_turn_with_the_error(clock):
+    memory = make_memory(clock, room=300)
+    turn = Agent(memory, ScriptedPolicy(["hi"])).step("x " * 150_000)
+    assert turn.stop_reason == "error" and "InputTooLargeError" in turn.error
+    assert "300,000 characters; the limit is 200,000" in turn.error
+    assert len(memory.recall) == 0 and memory.context.messages == []
+    assert Agent(memory, ScriptedPolicy(["hello"])).step("hi").reply == "hello"
+
+
+def test_a_tool_result_too_big_for_the_context_is_shown_clipped_and_kept_whole(clock):
     memory = make_memory(clock, room=900)
     for index in range(5):
         memory.archival.insert(f"garden note {index} " + " ".join(["leaf"] * 150))
     search = ("archival_memory_search", {"query": "garden"})
     policy = ScriptedPolicy([search, send("Too much to show.")])
     turn = Agent(memory, policy).step("What do you know about the garden?")
-    assert turn.calls[0].result.error == "too_large"
-    assert "does not fit in the main context" in turn.calls[0].result.content
+    exchange = turn.calls[0]
+    assert exchange.result.ok and len(exchange.result.hits) == 5
+    assert memory.recall.get(exchange.message_id).content == exchange.result.content
+    shown = next(chat for chat in policy.seen[1] if chat["role"] == "tool")["content"]
+    assert shown.startswith(f"[message {exchange.message_id}, ") and "ask for less" in shown
+    assert prompt_tokens(policy.seen[1], memory.context.tools) <= memory.context.max_tokens
     assert (turn.steps, turn.reply) == (2, "Too much to show.")
 
 
@@ -500,3 +520,15 @@ def test_the_agent_runs_on_any_memory_with_the_protocols_members(clock):
     answer = agent.step("What is my cat called?")
     assert answer.reply == "From my archival memory: My cat is called Miso. [record 1]"
     assert [event.kind for event in answer.events] == ["appended"] * 7
+
+
+def test_the_rule_policy_quotes_a_long_paste_clipped_and_cites_it(clock):
+    with make_memory(clock) as memory:
+        agent = Agent(memory, RulePolicy())
+        paste = " ".join(f"filler{index}" for index in range(6000)) + " My kayak is green."
+        agent.step(paste)
+        turn = agent.step("What colour is my kayak?")
+        assert turn.stop_reason == "final_message" and turn.calls[-1].result.ok
+        quoted = turn.reply.split('"')[1]
+        assert quoted.endswith(f"({len(paste)} characters)") and len(quoted) < 1_100
+        assert paste.startswith(quoted.split("…")[0]) and turn.reply.endswith("[message 1]")

@@ -256,27 +256,55 @@ def test_a_huge_newest_user_message_that_fits_evicts_everything_else(clock) -> N
     assert ctx.tokens() <= 400
 
 
-def test_a_message_that_cannot_fit_is_refused_and_nothing_changes(clock) -> None:
+def test_a_message_that_cannot_fit_is_kept_whole_in_recall_and_shown_clipped(clock) -> None:
     ctx = make(clock, max_tokens=400)
-    ctx.append(Message("user", words(10)))
-    before = (len(ctx.recall), ids(ctx.messages), list(ctx.events), ctx.render())
-    message = Message("user", words(400))
-    with pytest.raises(ContextOverflowError) as caught:
-        ctx.append(message)
-    text = str(caught.value)
-    assert f"{approx('user ' + words(400))} tokens" in text and "budget is 400" in text
-    assert "archival" in text
-    assert message.id is None
-    assert (len(ctx.recall), ids(ctx.messages), list(ctx.events), ctx.render()) == before
+    first = ctx.append(Message("user", words(10)))
+    whole = words(400)
+    message = ctx.append(Message("user", whole))
+    shown = ctx.messages[-1]
+    assert ids(ctx.messages) == [first.id, message.id]  # it takes at most half the room
+    overview = ctx.overview()
+    assert approx(f"user {shown.content}") <= (400 - overview["total"] + overview["messages"]) // 2
+    assert ctx.recall.get(message.id).content == whole == message.content
+    note, _, text = shown.content.partition("\n")
+    assert note.startswith(f"[message {message.id}, {approx('user ' + whole)} tokens, clipped")
+    assert whole.startswith(text.rstrip("…")) and len(text) < len(whole)
+    assert ctx.tokens() == prompt_tokens(ctx.render()) <= 400
 
 
-def test_a_tool_result_too_big_for_its_open_run_is_refused(clock) -> None:
+def test_a_tool_result_too_big_for_its_open_run_is_clipped_beside_its_call(clock) -> None:
     ctx = make(clock, max_tokens=400)
-    ctx.append(Message("user", words(60)))
+    question = ctx.append(Message("user", words(60)))
     assistant, result = tool_run(["z"], result_words=220)
     ctx.append(assistant)
-    with pytest.raises(ContextOverflowError, match="newest user message or the tool call"):
-        ctx.append(result)
+    ctx.append(result)
+    queue = ids(ctx.messages)
+    start = queue.index(question.id)
+    assert queue[start:start + 3] == [question.id, assistant.id, result.id]
+    shown = ctx.messages[start + 2]
+    assert shown.tool_call_id == "z" and "ask for less" in shown.content
+    assert ctx.recall.get(result.id).content == words(220, "z")
+    assert ctx.tokens() <= 400
+
+
+def test_a_message_whose_note_alone_cannot_fit_is_refused_and_nothing_changes(clock) -> None:
+    """A user message that fits whole but leaves less than a note's room: the reply after
+    it cannot be shown even clipped, and is refused with the sizes that leave no room."""
+    for size in range(150, 300):  # the first user message that leaves too little room
+        ctx = make(clock, max_tokens=400)
+        ctx.append(Message("user", words(size)))
+        if "clipped" in kinds(ctx):
+            pytest.fail("no user message size left less than a note's room")
+        before = (len(ctx.recall), ids(ctx.messages), list(ctx.events), ctx.render())
+        message = Message("assistant", words(100))
+        try:
+            ctx.append(message)
+        except ContextOverflowError as refused:
+            text = str(refused)
+            break
+    assert "budget is 400" in text and "newest user message or the tool call" in text
+    assert message.id is None
+    assert (len(ctx.recall), ids(ctx.messages), list(ctx.events), ctx.render()) == before
 
 
 def test_system_and_core_alone_over_budget_is_an_error(clock) -> None:

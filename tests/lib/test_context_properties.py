@@ -19,6 +19,7 @@ from context_helpers import (  # conftest puts tests/helpers on sys.path
 from hypothesis import HealthCheck, example, given, settings, target
 from hypothesis import strategies as st
 
+from vmem.clipping import ClippedView
 from vmem.clock import StepClock
 from vmem.context import MainContext
 from vmem.core import Block, CoreMemory
@@ -31,7 +32,7 @@ TOOLS = [{"type": "function", "function": {"name": "conversation_search",
 WORDS = ["I", "my", "sister", "Ana", "lives", "in", "Lisbon", "since", "2019", "ok", "the",
          "cat", "is", "called", "Tom", "Zoë", "Zürich", "日本語", "🙂", "thanks", "?", "."]
 TEXT = st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join)
-HUGE = st.integers(80, 500).map(lambda n: " ".join(["x"] * n))
+HUGE = st.integers(80, 2500).map(lambda n: " ".join(["x"] * n))  # up to 3,250 tokens: clipped
 STEP = st.one_of(
     st.tuples(st.just("user"), st.one_of(TEXT, TEXT, TEXT, HUGE)),
     st.tuples(st.just("assistant"), TEXT),
@@ -153,6 +154,11 @@ def test_random_conversations_keep_every_invariant(steps, budget, thresholds, su
             assert len(ctx.recall) == len(stored)
             queue = [m.id for m in ctx.messages]
             assert queue == sorted(queue) and set(queue) <= set(stored)
+            for shown in ctx.messages:  # whole, or a view naming the whole, as it was appended
+                assert shown.content == stored[shown.id].content or (
+                    isinstance(shown, ClippedView) and
+                    shown.content.startswith(f"[message {shown.id}, {shown.whole_tokens:,} "
+                                             "tokens, clipped:"))
             assert newest_user is None or newest_user in queue
             check_tool_runs(ctx.messages, stored)
     # nothing is lost: each stored message is in the queue or was evicted exactly once

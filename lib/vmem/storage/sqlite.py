@@ -110,7 +110,8 @@ class SqliteBackend:
             loaded = self.records(Filter(ids=ids)) if tier == "archival" \
                 else self.messages(Filter(ids=ids))
             by_id: dict[int, Any] = {value.id: value for value in loaded}
-            parts = index.contributions(self.conn, terms, ids, idf)
+            parts = (pruned and cache.parts(terms, ids, idf)) or \
+                index.contributions(self.conn, terms, ids, idf)
         return Ranked(total, tuple(Hit(by_id[rowid], score, terms_of)
                                    for (rowid, score), terms_of in zip(rows, parts, strict=True)))
 

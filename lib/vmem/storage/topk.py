@@ -124,6 +124,30 @@ class PostingsCache:
         best = self._top(terms, postings, idf, offset + limit, keep)
         return total, best[offset:offset + limit], idf
 
+    def parts(self, terms: Sequence[str], rowids: Sequence[int], idf: Mapping[str, float]
+              ) -> list[dict[str, float]] | None:
+        """Per-term parts of each row's score, from the cached postings and lengths with the
+        arithmetic of `vmem.bm25.contributions` (so they equal what the index's own
+        `contributions` gives); None when a term's postings or a row's length is not
+        cached (the cache was emptied since the search)."""
+        distinct = list(dict.fromkeys(terms))
+        postings = [self._postings.get(term) for term in distinct]
+        if any(rows is None for rows in postings) or any(r not in self._lengths
+                                                         for r in rowids):
+            return None
+        avgdl = self._tokens / self._docs if self._docs else 0.0
+        result = []
+        for rowid in rowids:
+            norm = length_norm(self._lengths[rowid], avgdl, FTS5_B)
+            found: dict[str, float] = {}
+            for term in terms:
+                tf = self._postings[term].get(rowid)
+                if tf:
+                    found[term] = found.get(term, 0.0) + term_score(idf[term], tf, norm,
+                                                                    FTS5_K1)
+            result.append(found)
+        return result
+
     def _count(self, postings: dict[str, dict[int, int]], filtered: bool, hidden: set[int],
                keep: Callable[[set[int]], set[int]]) -> int:
         """How many kept rows hold at least one term: the size of the union of the
