@@ -66,6 +66,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     "viz.markup": (5, 0), "viz.box": (5, 0), "course.quiz": (5, 0),
     "course.checks.common": (5, 0), "course.classroom": (5, 0),
     "eval.locomo": (5, 0), "eval.metrics": (5, 0), "eval.analysis": (5, 0),
+    "eval.beam": (5, 1),  # BEAM's conversations as LoCoMo's (eval.locomo)
     "viz.eviction": (5, 1), "viz.retrieval": (5, 1), "viz.trace": (5, 1), "viz.quiz": (5, 1),
     "course.checks.ex01": (5, 1), "course.checks.ex02": (5, 1), "course.checks.ex03": (5, 1),
     "course.checks.ex04": (5, 1), "course.checks.ex05": (5, 1), "course.demo": (5, 1),
