@@ -77,7 +77,7 @@ eval: setup
 fuzz: setup
 	$(BIN)/python -m pytest -q -m slow tests/lib/test_tools_fuzz.py
 
-# every check run on small changes of its reference answer (minutes; not part of `make test`)
+# every check run on small changes of its reference answer (under a minute; not part of `make test`)
 mutants: setup
 	$(BIN)/python scripts/mutants.py
 
