@@ -7,7 +7,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 LOCOMO := ../shared/data/locomo/locomo10.json
 
 .PHONY: setup lab test lint unit notebooks browser demo chat execute exercises lessons grade release bench eval \
-	fuzz clean
+	fuzz mutants clean
 
 setup: $(STAMP)
 
@@ -77,6 +77,10 @@ eval: setup
 
 fuzz: setup
 	$(BIN)/python -m pytest -q -m slow tests/lib/test_tools_fuzz.py
+
+# every check run on small changes of its reference answer (under a minute; not part of `make test`)
+mutants: setup
+	$(BIN)/python scripts/mutants.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache .hypothesis
