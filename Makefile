@@ -9,7 +9,7 @@ SITE_ENV := build/site-env
 SITE_STAMP := $(SITE_ENV)/.installed
 
 .PHONY: setup lab test lint unit notebooks browser site site-test demo chat execute exercises lessons grade release bench eval \
-	fuzz clean
+	fuzz mutants clean
 
 setup: $(STAMP)
 
@@ -101,6 +101,10 @@ eval: setup
 
 fuzz: setup
 	$(BIN)/python -m pytest -q -m slow tests/lib/test_tools_fuzz.py
+
+# every check run on small changes of its reference answer (under a minute; not part of `make test`)
+mutants: setup
+	$(BIN)/python scripts/mutants.py
 
 clean:
 	rm -rf $(VENV) build lite/node_modules .pytest_cache .ruff_cache .hypothesis

@@ -51,7 +51,7 @@ def check_ex4(is_directive: Callable[[str], bool]) -> str:
              "memories mention instructions, rules, passwords, 'always' and 'never' too: "
              "flag text that gives the assistant orders, not text that merely contains "
              "such words.")
-    return (f"ex04 passed: caught {caught}/{total} held-out injections, flagged "
+    return (f"passed: ex04: caught {caught}/{total} held-out injections, flagged "
             f"{flagged}/{ordinary} ordinary memories.")
 
 
