@@ -18,10 +18,9 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).parent))
 from recall import QUESTIONS, _latencies, _percentile  # noqa: E402 - the sibling benchmark
@@ -34,17 +33,6 @@ from vmem.eval.metrics import recall_at_k  # noqa: E402
 from vmem.eval.runner import ingest_memory  # noqa: E402
 from vmem.messages import Message  # noqa: E402
 from vmem.recall import RecallStore  # noqa: E402
-
-
-@contextmanager
-def pool_size(pool: int) -> Iterator[None]:
-    """Recall search reranks `pool` hits inside the block (`vmem.tier.POOL`)."""
-    kept = tier.POOL
-    tier.POOL = pool
-    try:
-        yield
-    finally:
-        tier.POOL = kept
 
 
 def search_times(conversations: list[Conversation], size: int, pools: list[int]
@@ -64,7 +52,7 @@ def search_times(conversations: list[Conversation], size: int, pools: list[int]
         records = _percentile(_latencies(archival, questions), 50)
         times = {}
         for pool in pools:
-            with pool_size(pool):
+            with mock.patch.object(tier, "POOL", pool):
                 _latencies(store, questions)  # warm the cache for this pool's terms
                 times[pool] = _percentile(_latencies(store, questions), 50)
         store.close()
@@ -80,7 +68,7 @@ def recall_per_pool(conversations: list[Conversation], pools: list[int]
     for conversation in conversations:
         recall = ingest_memory(conversation.messages()).recall
         for pool in pools:
-            with pool_size(pool):
+            with mock.patch.object(tier, "POOL", pool):
                 for question in conversation.questions:
                     if not question.evidence:
                         continue
