@@ -1,6 +1,6 @@
 """What the size of recall's reranked pool trades: search time against evidence recall.
 
-    python benchmarks/recall_pool.py [--pools 10,25,50,100] [--size 30000]
+    python benchmarks/recall_pool.py [--pools 10,25,50,60,100] [--size 30000]
                                      [--data ../shared/data/locomo/locomo10.json]
                                      [--beam PATH/chats/100K --chats 1-10]
 
@@ -87,7 +87,7 @@ def _mean(values: list[float]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pools", default="10,25,50,100")
+    parser.add_argument("--pools", default="10,25,50,60,100")
     parser.add_argument("--size", type=int, default=30_000)
     parser.add_argument("--data", type=Path, default=Path("../shared/data/locomo/locomo10.json"))
     parser.add_argument("--beam", type=Path, default=None, help="BEAM's chats/100K folder")
