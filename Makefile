@@ -5,9 +5,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 LOCOMO := ../shared/data/locomo/locomo10.json
+SITE_ENV := build/site-env
+SITE_STAMP := $(SITE_ENV)/.installed
 
-.PHONY: setup lab test lint unit notebooks browser demo chat execute exercises lessons grade release bench eval \
-	fuzz clean
+.PHONY: setup lab test lint unit notebooks browser site site-test demo chat execute exercises lessons grade release bench eval \
+	fuzz mutants clean
 
 setup: $(STAMP)
 
@@ -32,13 +34,35 @@ unit: setup
 notebooks: setup
 	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb) $(wildcard solutions/lessons/*.ipynb)
 
-# ruff, every test (slow ones included), then nbval strict over the committed notebooks.
+# ruff, every test (slow ones included), nbval strict over the committed notebooks, then the
+# browser course's tests (timed apart: they build the site and run it in Pyodide). Those need
+# Node.js and npm: without them they are skipped with a line saying so (under CI they fail).
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not site"
 	$(BIN)/python -m pytest -q $(NBVAL) -p no:cacheprovider notebooks $(wildcard solutions/*.ipynb) $(wildcard solutions/lessons/*.ipynb)
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+		$(MAKE) site-test; \
+	elif [ -n "$$CI" ]; then \
+		echo "the browser course's tests need Node.js and npm (.ci/run installs them)"; exit 1; \
+	else \
+		echo "SKIPPED the browser course's tests (make site-test): they need Node.js 18+ and npm, to fetch Pyodide and run it (apt-get install nodejs npm)"; \
+	fi
 
 browser: setup
 	$(BIN)/python -m pytest -q -m browser tests/viz/browser
+
+# The course in the browser (JupyterLite, Pyodide kernel) in build/site, from pinned npm and
+# PyPI packages only; its own environment, so it needs neither `make setup` nor a CDN.
+$(SITE_STAMP): lite/requirements.txt
+	$(PYTHON) -m venv $(SITE_ENV)
+	$(SITE_ENV)/bin/python -m pip install --quiet -r lite/requirements.txt
+	touch $(SITE_STAMP)
+
+site: $(SITE_STAMP)
+	$(SITE_ENV)/bin/python scripts/build_site.py
+
+site-test: setup site
+	$(BIN)/python -m pytest -q -m site -p no:cacheprovider tests
 
 demo: setup
 	$(BIN)/python -m vmem demo
@@ -68,6 +92,7 @@ bench: setup
 	$(BIN)/python benchmarks/archival.py archival
 	$(BIN)/python benchmarks/backends.py
 	$(BIN)/python benchmarks/recall.py --data $(LOCOMO)
+	$(BIN)/python benchmarks/recall_pool.py --data $(LOCOMO)
 
 eval: setup
 	$(BIN)/python -m vmem eval synthetic --tokens 100000
@@ -77,5 +102,9 @@ eval: setup
 fuzz: setup
 	$(BIN)/python -m pytest -q -m slow tests/lib/test_tools_fuzz.py
 
+# every check run on small changes of its reference answer (under a minute; not part of `make test`)
+mutants: setup
+	$(BIN)/python scripts/mutants.py
+
 clean:
-	rm -rf $(VENV) build .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build lite/node_modules .pytest_cache .ruff_cache .hypothesis

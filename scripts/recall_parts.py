@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 from vmem import ranking
 from vmem.eval.beam import load_beam
@@ -43,24 +43,13 @@ PARTS: dict[str, dict[str, object]] = {
 }
 
 
-@contextmanager
-def prompt_terms(limit: int) -> Iterator[None]:
-    """`vmem.ranking.PROMPT_TERMS` set to `limit` while the corpus is indexed."""
-    kept = ranking.PROMPT_TERMS
-    ranking.PROMPT_TERMS = limit
-    try:
-        yield
-    finally:
-        ranking.PROMPT_TERMS = kept
-
-
 def measure(conversations: list[Conversation], change: dict[str, object],
             groups: Callable[[Conversation], list[Conversation]]) -> list[float]:
     """Overall recall@10 and then each group's, in percent, with `change` applied."""
     fields = {f.name for f in dataclasses.fields(Priors)}
     priors = Priors(**{k: v for k, v in change.items() if k in fields})
     limit = int(change.get("PROMPT_TERMS", ranking.PROMPT_TERMS))  # type: ignore[arg-type]
-    with prompt_terms(limit):
+    with mock.patch.object(ranking, "PROMPT_TERMS", limit):  # while it is indexed
         result = [evaluate_recall(conversations, ["dialog/recall"], (10,),
                                   priors=priors)["dialog/recall"]["overall"]["recall@10"]]
         for group in groups(conversations):

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # Paths (relative to the repository root) a student copy must not contain.
 WITHHELD = ("solutions/", "tests/course/test_grading.py", "tests/course/test_exercises.py",
-            "tests/course/test_lessons.py")
+            "tests/course/test_lessons.py", "tests/course/test_held_out.py")
 
 
 def release_files(root: Path = ROOT) -> list[str]:

@@ -68,8 +68,11 @@ PROMPT_TERMS = 30
 """A previous message of at most this many analysed terms is indexed with the reply to
 it (LoCoMo's turns are a median 10; a user's request to an assistant in BEAM 21, the
 assistant's answer 357)."""
-POOL = 100
-"""How many of BM25's best hits the priors rerank; later hits follow in BM25's order."""
+POOL = 60
+"""How many of BM25's best hits the priors rerank; later hits follow in BM25's order.
+Loading and reranking them is most of what recall search costs over archival search;
+`benchmarks/recall_pool.py` prints the trade (60 was chosen on the dev splits: as good as
+100 there, and faster; docs/RETRIEVAL.md)."""
 SITTING_GAP = timedelta(minutes=30)
 """Messages this close in time belong to one sitting (a chat, a LoCoMo session)."""
 SITTING = "(same sitting)"
@@ -266,7 +269,7 @@ def _with_parts(hit: Hit, added: Mapping[str, float]) -> Hit:
     """`hit` with the `added` parts in its score and its `terms` (itself when none)."""
     if not added:
         return hit
-    return replace(hit, score=hit.score + sum(added.values()), terms={**hit.terms, **added})
+    return Hit(hit.record, hit.score + sum(added.values()), {**hit.terms, **added}, hit.note)
 
 
 def _own_words_and_openings(hits: list[Hit], priors: Priors,

@@ -29,6 +29,10 @@ MAX_STRING_CHARS = 20_000
 """The longest string argument accepted; longer text should be split or condensed."""
 MAX_ARGUMENTS_CHARS = 200_000
 """The longest raw JSON argument string parsed at all."""
+MAX_NESTING = 1000
+"""The deepest nesting of JSON arrays and objects parsed at all: deeper text is refused
+before `json.loads` sees it, since CPython gives up near there with a RecursionError and
+Pyodide (the browser course's kernel) overflows its stack, a fatal error, not an exception."""
 
 quoted = functools.partial(clip, limit=80, show_length=True)
 """A model's input, quoted back to it: clipped, with its length when clipped."""
@@ -107,6 +111,9 @@ def parse_arguments(arguments: Any) -> dict[str, Any] | str:
         if len(arguments) > MAX_ARGUMENTS_CHARS:
             return (f"the arguments are {len(arguments)} characters long, over the "
                     f"{MAX_ARGUMENTS_CHARS} limit. Send shorter text, split over several calls.")
+        if _too_deep(arguments):
+            return (f"the arguments are not valid JSON here (nested over {MAX_NESTING} levels "
+                    f"deep). Send {example}.")
         try:
             arguments = json.loads(arguments)
         except (ValueError, RecursionError) as error:
@@ -114,6 +121,35 @@ def parse_arguments(arguments: Any) -> dict[str, Any] | str:
     if not isinstance(arguments, dict):
         return f"the arguments must be {example}, not a JSON {json_kind(arguments)}."
     return arguments
+
+
+def _too_deep(text: str | bytes | bytearray) -> bool:
+    """Whether arrays and objects nest deeper than `MAX_NESTING` in JSON text (brackets in
+    strings do not count). Text with fewer brackets than that is not scanned: a normal call
+    costs two counts."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if text.count("[") + text.count("{") <= MAX_NESTING:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 def bind(name: str, method: Callable[..., Any],

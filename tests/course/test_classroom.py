@@ -36,12 +36,16 @@ def test_the_unsolved_exercises_score_zero_and_are_left_untouched(capsys):
 @pytest.mark.skipif(not SOLUTIONS.is_dir(), reason="a student release has no solutions/")
 def test_the_solutions_in_an_exercises_folder_score_full_stretch_included(tmp_path, capsys):
     learner = tmp_path / "exercises"
-    shutil.copytree(SOLUTIONS, learner)
+    shutil.copytree(SOLUTIONS, learner, ignore=shutil.ignore_patterns("my_parts"))
     assert main([str(learner), "--timeout", "60"]) == 0
     out = capsys.readouterr().out
     full = f"score {len(EXERCISES)}/{len(EXERCISES)}, stretch {len(STRETCH)}/{len(STRETCH)}"
     assert out.strip().endswith(full)
     assert out.count("passed") == len(EXERCISES) + len(STRETCH)
+    # no my_parts/ beside them (each notebook runs in a folder of its own): stand-ins ran
+    capstone = next(line for line in out.splitlines() if line.startswith("ex08_capstone"))
+    assert capstone.endswith("ran on vmem's stand-in dispatcher (exercise 6 not kept) and "
+                             "vmem's stand-in loop (exercise 7 not kept)"), capstone
 
 
 def _write(folder: Path, name: str, nb) -> None:
@@ -112,6 +116,7 @@ def test_a_release_leaves_out_the_answers(tmp_path):
     subprocess.run([sys.executable, str(script), str(dest)], check=True, capture_output=True)
     assert not (dest / "solutions").exists()
     assert not (dest / "tests" / "test_grading.py").exists()
+    assert not (dest / "tests" / "course" / "test_held_out.py").exists()  # it runs solutions
     assert _snapshot(dest / "exercises") == _snapshot(EXERCISE_DIR)
     assert (dest / "lib" / "vmem" / "grading.py").is_file()
     assert not (dest / ".venv").exists()

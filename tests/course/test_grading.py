@@ -141,9 +141,9 @@ def make_capped(*, lesson_groups=False, newest_first=False, evict_at_cap=False, 
 
 def test_ex1_accepts_the_solution_and_the_unflawed_mutant_base_core_and_stretch():
     for capped in (EX1.CappedContext, make_capped()):
-        assert grading.check_ex1(EX1.approx_tokens, capped).startswith("ex01 passed")
+        assert grading.check_ex1(EX1.approx_tokens, capped).startswith("passed: ex01:")
         assert grading.check_ex1(EX1.approx_tokens, capped, stretch=True) \
-            .startswith("ex01 stretch passed")
+            .startswith("passed: ex01 stretch:")
 
 
 @pytest.mark.parametrize(("approx", "flaw", "hint"), [
@@ -167,7 +167,7 @@ def test_ex1_rejects_mutants(approx, flaw, hint):
 def test_ex1_stretch_tier_is_graded_separately():
     """A core-only answer (cut without compressing again) passes the core, fails the stretch."""
     core_only = make_capped(compress_again=False)
-    assert grading.check_ex1(EX1.approx_tokens, core_only).startswith("ex01 passed")
+    assert grading.check_ex1(EX1.approx_tokens, core_only).startswith("passed: ex01:")
     message = rejects(grading.check_ex1, EX1.approx_tokens, core_only, True,
                       hint="cut only if that is still too long")
     assert "it was cut without asking again" in message
@@ -256,10 +256,10 @@ def ex2_args(recall=None, ablate=None, choose=None):
 
 
 def test_ex2_accepts_the_solution_core_and_stretch():
-    assert grading.check_ex2(*ex2_args()).startswith("ex02 passed")
-    assert grading.check_ex2(make_recall(), make_ablate(), EX2.choose).startswith("ex02 passed")
+    assert grading.check_ex2(*ex2_args()).startswith("passed: ex02:")
+    assert grading.check_ex2(make_recall(), make_ablate(), EX2.choose).startswith("passed: ex02:")
     assert grading.check_ex2(*ex2_args(), EX2.changed_questions, stretch=True) \
-        .startswith("ex02 stretch passed")
+        .startswith("passed: ex02 stretch:")
 
 
 @pytest.mark.parametrize(("flaw", "hint"), [
@@ -302,7 +302,7 @@ def test_ex2_rejects_choose_mutants(choose, hint):
     (changed_at_k1, "compare each question's own recall@k"),
 ])
 def test_ex2_stretch_rejects_mutants_and_the_core_does_not_need_it(changed, hint):
-    assert grading.check_ex2(*ex2_args(), changed).startswith("ex02 passed")
+    assert grading.check_ex2(*ex2_args(), changed).startswith("passed: ex02:")
     rejects(grading.check_ex2, *ex2_args(), changed, True, hint=hint)
 
 
@@ -355,7 +355,7 @@ def always_cite_something(store, question):
 
 
 def test_ex3_accepts_the_solution():
-    assert grading.check_ex3(EX3.insert_fact, EX3.answer_with_citations).startswith("ex03 passed")
+    assert grading.check_ex3(EX3.insert_fact, EX3.answer_with_citations).startswith("passed: ex03:")
 
 
 @pytest.mark.parametrize(("insert", "answer", "hint"), [
@@ -399,7 +399,7 @@ def returns_a_match(text):
 
 
 def test_ex4_accepts_the_solution():
-    assert grading.check_ex4(EX4.is_directive).startswith("ex04 passed")
+    assert grading.check_ex4(EX4.is_directive).startswith("passed: ex04:")
 
 
 @pytest.mark.parametrize(("guard", "hint"), [
@@ -423,7 +423,7 @@ def test_ex4_rejects_a_guard_that_flags_every_mention_of_instructions():
 
 def test_ex4_sources_accepts_the_solution():
     message = grading.check_ex4_sources(EX4.should_quarantine, EX4.is_directive)
-    assert message.startswith("ex04 sources passed: 10/10 user preferences kept")
+    assert message.startswith("passed: ex04 sources: 10/10 user preferences kept")
 
 
 def _ignores_the_source(text, source):
@@ -526,7 +526,7 @@ def make_core(flaw: str):
 
 
 def test_ex5_accepts_the_solution():
-    assert grading.check_ex5(EX5.to_memgpt, EX5.TypedCore).startswith("ex05 passed")
+    assert grading.check_ex5(EX5.to_memgpt, EX5.TypedCore).startswith("passed: ex05:")
 
 
 @pytest.mark.parametrize(("to_memgpt", "hint"), [
@@ -633,18 +633,18 @@ def ex6_schema(flaw: str):
 
 
 def test_ex6_accepts_the_solution_core_and_stretch():
-    assert grading.check_ex6(EX6.tool_schema, EX6.dispatch).startswith("ex06 core passed")
+    assert grading.check_ex6(EX6.tool_schema, EX6.dispatch).startswith("passed: ex06 core:")
     assert grading.check_ex6(EX6.tool_schema, EX6.dispatch,
-                             stretch=True).startswith("ex06 stretch passed")
+                             stretch=True).startswith("passed: ex06 stretch:")
 
 
 @pytest.mark.parametrize(("flaw", "hint"), [
     ("lets_tool_errors_escape", "dispatch raised ValueError on a tool that raises"),
     ("bool_is_int", "bool where an int is expected"),
     ("drops_extra_arguments", "on an extra argument"),
-    ("no_size_limit", "a string over 10000 characters"),
+    ("no_size_limit", "MAX_STRING_CHARS is the longest string allowed"),
     ("vague_unknown_tool", "needs to see 'plant'"),
-    ("no_json_strings", "parse strings with json.loads"),
+    ("no_json_strings", "parse a string with json.loads"),
     ("null_skips_checks", "null for a required argument"),
 ])
 def test_ex6_rejects_dispatcher_mutants(flaw, hint):
@@ -671,7 +671,7 @@ def test_ex6_stretch_tier_is_graded_separately():
                 " Use one of: " + ", ".join(tools) + "."
         return result
 
-    assert grading.check_ex6(EX6.tool_schema, core_only).startswith("ex06 core passed")
+    assert grading.check_ex6(EX6.tool_schema, core_only).startswith("passed: ex06 core:")
     rejects(grading.check_ex6, EX6.tool_schema, core_only, True, hint="did you mean")
     rejects(grading.check_ex6, ex6_schema("no_list_items"), EX6.dispatch, True,
             hint="property 'crops' has items")
@@ -732,8 +732,8 @@ def ex7_loop(flaw: str):
 
 
 def test_ex7_accepts_the_solution_core_and_stretch():
-    assert grading.check_ex7(EX7.run_turn).startswith("ex07 core passed")
-    assert grading.check_ex7(EX7.run_turn, stretch=True).startswith("ex07 stretch passed")
+    assert grading.check_ex7(EX7.run_turn).startswith("passed: ex07 core:")
+    assert grading.check_ex7(EX7.run_turn, stretch=True).startswith("passed: ex07 stretch:")
 
 
 @pytest.mark.parametrize(("flaw", "hint"), [
@@ -751,7 +751,7 @@ def test_ex7_rejects_loop_mutants(flaw, hint):
 
 def test_ex7_stretch_tier_is_graded_separately():
     """A loop without try/except passes the core and fails the stretch with a hint."""
-    assert grading.check_ex7(ex7_loop("none")).startswith("ex07 core passed")
+    assert grading.check_ex7(ex7_loop("none")).startswith("passed: ex07 core:")
     rejects(grading.check_ex7, ex7_loop("none"), True, hint="run_turn raised VMemError")
 
 
@@ -803,8 +803,8 @@ def ex8_agent(flaw: str):
 
 def test_ex8_accepts_the_solution_core_and_stretch():
     ns = load_cells("ex08_capstone", EX8_CELLS)
-    assert grading.check_ex8(ns.chat_session).startswith("ex08 core passed")
-    assert grading.check_ex8(ns.chat_session, stretch=True).startswith("ex08 stretch passed")
+    assert grading.check_ex8(ns.chat_session).startswith("passed: ex08 core:")
+    assert grading.check_ex8(ns.chat_session, stretch=True).startswith("passed: ex08 stretch:")
 
 
 def test_ex8_runs_on_the_learners_kept_parts(tmp_path, capsys):
@@ -819,7 +819,7 @@ def test_ex8_runs_on_the_learners_kept_parts(tmp_path, capsys):
         "using your dispatch from exercise 6 (my_parts/ex06_dispatch.py)",
         "using your run_turn from exercise 7 (my_parts/ex07_run_turn.py)"]
     assert ns.dispatch.__module__.startswith("my_parts_ex06_dispatch")
-    assert grading.check_ex8(ns.chat_session, stretch=True).startswith("ex08 stretch passed")
+    assert grading.check_ex8(ns.chat_session, stretch=True).startswith("passed: ex08 stretch:")
 
 
 @pytest.mark.parametrize(("flaw", "hint"), [
@@ -838,9 +838,9 @@ def test_ex8_rejects_agents_that_do_not_remember(flaw, hint):
 
 def test_ex8_stretch_tier_is_graded_separately():
     """An agent that quotes quarantined hits passes the core and fails the stretch tier."""
-    assert grading.check_ex8(ex8_agent("no_quarantine_filter")).startswith("ex08 core passed")
+    assert grading.check_ex8(ex8_agent("no_quarantine_filter")).startswith("passed: ex08 core:")
     rejects(grading.check_ex8, ex8_agent("no_quarantine_filter"), True,
-            hint="skip hits whose `quarantined` is True")
+            hint="a hit whose line says QUARANTINED is untrusted")
 
 
 # --- the messages learners meet most (issue 13) ---------------------------------------------
@@ -871,7 +871,7 @@ def test_ex3_names_the_parameter_a_positional_argument_landed_in():
     assert "not iterable" not in message
     # positional arguments in the store's own order are not a mistake
     assert grading.check_ex3(insert_positionally_in_order, EX3.answer_with_citations) \
-        .startswith("ex03 passed")
+        .startswith("passed: ex03:")
 
 
 def test_ex4_reports_caught_per_kind_and_two_missed_examples():
@@ -915,7 +915,7 @@ def test_an_exception_in_learner_code_is_one_line_naming_the_function_and_the_er
     assert "\n" not in message and "KeyError" in message and "oops" in message
     assert "learner_helper" in message, message
     shown = failure.value._render_traceback_()  # what a notebook shows instead of frames
-    assert shown == [f"CheckFailed: {message}"]
+    assert shown == [f"not right yet: {message}"]
     assert failure.value.__suppress_context__ and failure.value.__cause__ is None
 
 
@@ -933,5 +933,5 @@ def test_a_verdict_reads_as_one_line_in_ipython_not_a_traceback_through_the_grad
     finally:
         shell._showtraceback = original
     assert len(shown) == 1 and len(shown[0]) == 1, shown
-    assert shown[0][0].startswith("CheckFailed: after 9 appends (user, assistant, user, call")
+    assert shown[0][0].startswith("not right yet: after 9 appends (user, assistant, user, call")
     assert "vmem/course/checks" not in "".join(shown[0])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from verdicts import told_not_right
+from verdicts import learners_copy, told_not_right
 
 from vmem import Block, CoreMemory
 from vmem.course.lesson_checks import l04
@@ -104,7 +104,7 @@ def dispatcher(tools, name, arguments, *, catch_json=True, need_object=True, typ
         return f"Error: {error}"
 
 
-@pytest.mark.parametrize("right", [dispatcher, l04.dispatch])
+@pytest.mark.parametrize("right", [dispatcher, learners_copy(l04.dispatch)])
 def test_the_reference_dispatchers_pass_and_are_used(capsys, right):
     assert l04.check_dispatcher(right) is right
     assert capsys.readouterr().out.startswith("passed: ")
@@ -177,7 +177,7 @@ def forgot_return(*args):
 
 
 def test_vmems_wording_and_other_right_wordings_pass_and_are_used(capsys):
-    for right in (l04.over_limit_error, message,
+    for right in (learners_copy(l04.over_limit_error), message,
                   lambda *args: message(*args, grouped=True)):          # "1,985" is 1985
         assert l04.check_over_limit(right) is right
         assert capsys.readouterr().out.startswith("passed: ")
@@ -198,9 +198,9 @@ def test_vmems_wording_and_other_right_wordings_pass_and_are_used(capsys):
     (forgot_return, "return it, do not print it"),
 ])
 def test_a_wrong_over_limit_message_is_told_what_is_wrong_and_not_used(capsys, wrong, phrase):
-    assert l04.check_over_limit(wrong) is l04.over_limit_error
+    assert l04.check_over_limit(wrong) is l04.bare_refusal
     line = told_not_right(capsys, phrase)
-    assert "using vmem's over-limit message meanwhile" in line
+    assert "using vmem's bare refusal meanwhile" in line
 
 
 def test_vmems_wording_is_the_refusal_core_memory_raises():
@@ -213,8 +213,8 @@ def test_vmems_wording_is_the_refusal_core_memory_raises():
 
 
 def test_an_untouched_over_limit_stub_falls_back_to_vmem_with_one_line(capsys):
-    assert l04.check_over_limit(stub) is l04.over_limit_error
-    assert capsys.readouterr().out == "not written yet - using vmem's over-limit message\n"
+    assert l04.check_over_limit(stub) is l04.bare_refusal
+    assert capsys.readouterr().out == "not written yet - using vmem's bare refusal\n"
 
 
 def test_the_over_limit_cases_are_unseen_and_the_notebook_shows_the_learners_message():
@@ -233,4 +233,6 @@ def test_the_over_limit_cases_are_unseen_and_the_notebook_shows_the_learners_mes
     assert "core_memory_append: Core block 'human' holds 36 characters" in shown  # the answer's
     cells = nbformat.read(LEARNER, as_version=4).cells
     shown = " ".join("".join(output.get("text", "") for output in cells[at + 3].outputs).split())
-    assert "core_memory_append: block 'human' would hold 287 characters" in shown  # vmem's
+    assert "core_memory_append: Error: block 'human' is full." in shown  # the bare refusal
+    learner = " ".join(LEARNER.read_text(encoding="utf-8").split())
+    assert "would hold 287 characters" not in learner  # vmem's wording is never shown

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from verdicts import told_not_right
+from verdicts import learners_copy, told_not_right
 
 from vmem import Message
 from vmem.course.lesson_checks import l05
@@ -119,7 +119,7 @@ def test_each_unseen_step_does_what_its_case_says():
         assert (len(results), warned, called, said) == (len(calls), pressure, again, what)
 
 
-@pytest.mark.parametrize("right", [decision, l05.wants_another_step])
+@pytest.mark.parametrize("right", [decision, learners_copy(l05.wants_another_step)])
 def test_the_reference_decisions_pass_and_are_used(capsys, right):
     assert l05.check_decision(right) is right
     assert capsys.readouterr().out == \
@@ -164,7 +164,8 @@ def test_the_lesson_loop_passes_on_either_decision_and_is_used(capsys, decide):
     assert line.count("\n") == 1, line
 
 
-@pytest.mark.parametrize("reference", [l05.agent_loop, l05.kernel_loop])
+@pytest.mark.parametrize("reference", [learners_copy(l05.agent_loop),
+                                       learners_copy(l05.kernel_loop)])
 def test_vmems_loops_pass_and_are_used(capsys, reference):
     assert l05.check_loop(reference) is reference
     assert capsys.readouterr().out.startswith("passed: ")

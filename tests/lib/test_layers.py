@@ -67,23 +67,25 @@ LAYERS: dict[str, tuple[int, int]] = {
     "memory": (4, 0), "tools": (4, 0), "transfer": (4, 0), "agentfile": (4, 1),
     "turn": (4, 1), "agent": (4, 2), "llm": (4, 3),
     # 5 around the library
-    "viz.markup": (5, 0), "viz.box": (5, 0), "course.quiz": (5, 0),
+    "viz.markup": (5, 0), "viz.box": (5, 0), "course.quiz": (5, 0), "course.browser": (5, 0),
     "course.checks.common": (5, 0), "course.classroom": (5, 0),
-    "eval.locomo": (5, 0), "eval.metrics": (5, 0), "eval.analysis": (5, 0), "eval.beam": (5, 1),
+    "eval.locomo": (5, 0), "eval.metrics": (5, 0), "eval.analysis": (5, 0),
+    "eval.beam": (5, 1),  # BEAM's conversations as LoCoMo's (eval.locomo)
     "viz.eviction": (5, 1), "viz.retrieval": (5, 1), "viz.trace": (5, 1), "viz.quiz": (5, 1),
     "course.checks.ex01": (5, 1), "course.checks.ex02": (5, 1), "course.checks.ex03": (5, 1),
     "course.checks.ex04": (5, 1), "course.checks.ex05": (5, 1), "course.demo": (5, 1),
-    "course.parts": (5, 1), "course.checks.ex08": (5, 1),
+    "course.parts": (5, 1),
     # the learner's parts: kept (parts) by the checks, loaded by later notebooks
     "course.checks.ex06": (5, 2), "course.lesson_checks.common": (5, 2),
     "course.lesson_checks.l02": (5, 3), "course.lesson_checks.l03": (5, 3),
     "course.lesson_checks.l04": (5, 3), "course.lesson_checks.l05": (5, 3),
     "course.lesson_checks.l06": (5, 3), "course.lesson_checks.l07": (5, 3),
     "course.checks.ex07": (5, 4), "course.assembly": (5, 4),
+    "course.checks.ex08": (5, 5),  # says whose dispatcher (ex06) and loop (ex07) ran
     "eval.synthetic": (5, 1), "eval.runner": (5, 1), "eval.guard_sets": (5, 0),
     "eval.guard": (5, 1), "eval.guard_train": (5, 1), "eval.paraphrase": (5, 2),
-    "course.grading": (5, 5), "course.chat": (5, 2), "eval.budget": (5, 2),
-    "grading": (5, 6), "eval.cli": (5, 3), "eval.dense": (5, 0),
+    "course.grading": (5, 6), "course.chat": (5, 2), "eval.budget": (5, 2),
+    "grading": (5, 7), "eval.cli": (5, 3), "eval.dense": (5, 0),
     "__main__": (5, 9),
 }
 MAX_LAYERS = 6  # the first plan had 11; keep it small

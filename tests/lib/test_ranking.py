@@ -133,11 +133,12 @@ def test_pages_past_the_reranked_pool_follow_bm25s_order_exactly(new_target):
 def test_excluded_messages_leave_the_ranking_as_if_they_were_never_hits(new_target, scope):
     store = RecallStore(new_target(), scope=scope,
                         priors=Priors(sitting=0.0, speaker=0.0, opening=0.0))
-    for message in _conversation(random.Random(3), 120):
+    for message in _conversation(random.Random(3), POOL):
         store.add(message)
-    full = store.search("trip dog Lisbon", page_size=100)
+    full = store.search("trip dog Lisbon", page_size=POOL)
+    assert 20 < full.total <= POOL  # all in the reranked pool, with and without exclusions
     dropped = set(full.ids[::7])
-    kept = store.search("trip dog Lisbon", page_size=100, exclude=dropped)
+    kept = store.search("trip dog Lisbon", page_size=POOL, exclude=dropped)
     assert kept.total == full.total - len(dropped)
     assert [(hit.record.id, hit.score) for hit in kept] == \
         [(hit.record.id, hit.score) for hit in full if hit.record.id not in dropped]

@@ -152,6 +152,14 @@ def test_invalid_json_says_so_and_shows_the_expected_shape(tools, arguments):
            '{"query": "birthday"}')
 
 
+def test_nesting_is_bounded_before_parsing_but_brackets_in_strings_are_text(tools):
+    deep = "[" * 1001 + "]" * 1001  # refused before json.loads, which would overflow Pyodide
+    failed(tools.call("archival_memory_search", deep), "invalid_json", "nested over 1000")
+    assert tools.call("archival_memory_search", json.dumps({"query": "[" * 3000})).ok
+    escaped = '{"query": "\\"' + "[" * 3000 + '"}'  # an escaped quote does not end the string
+    assert tools.call("archival_memory_search", escaped).ok
+
+
 @pytest.mark.parametrize("arguments", ['["cat"]', "42", '"cat"', "null "])
 def test_arguments_must_be_an_object(tools, arguments):
     failed(tools.call("archival_memory_search", arguments), "invalid_json",

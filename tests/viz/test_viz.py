@@ -751,3 +751,19 @@ def test_a_scorer_s_zero_scores_are_left_out_and_a_wrong_length_is_refused(store
     with pytest.raises(ValueError, match="one score per text"):
         viz.retrieval_view(index, records, "kiwi", k1=1.2, b=0.75, top_k=4,
                            scorer=lambda q, texts, k1, b: [1.0])
+
+
+@needs_widgets
+def test_the_explorer_shows_recall_only_for_the_query_its_labels_belong_to(store) -> None:
+    """A query the learner types is not scored against the labels of the lesson's query."""
+    explorer = viz.RetrievalExplorer(store, query="kiwi", top_k=2, relevant={3, 4})
+    assert explorer.view().facts()["recall"] == {"bm25": 0.5, "overlap": 0.5}
+    explorer.query.value = "apple"
+    typed = explorer.view()
+    assert typed.facts()["recall"] == {"bm25": None, "overlap": None}
+    assert typed.facts()["relevant"] == []
+    markup = explorer.output.value
+    assert markup.count("no recall@k: this query has no relevance labels") == 2
+    assert "&#10003; relevant" not in markup
+    explorer.query.value = "  KIWI "
+    assert explorer.view().facts()["recall"] == {"bm25": 0.5, "overlap": 0.5}

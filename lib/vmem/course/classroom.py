@@ -58,6 +58,12 @@ STRETCH: dict[str, str] = {
     "ex07_agent_loop": "check_ex7(run_turn, stretch=True)",
     "ex08_capstone": "check_ex8(chat_session, stretch=True)",
 }
+# What the table says beside a passing exercise: a cell run after its checks, whose
+# printed line becomes the note (the capstone: whose dispatcher and loop ran).
+NOTES: dict[str, str] = {
+    "ex08_capstone": "from vmem.course.checks.ex08 import whose_parts\n"
+                     "print(whose_parts(chat_session))",
+}
 DEFAULT_TIMEOUT = 120  # seconds per notebook, kernel start included
 CHECK_TAG = "check"
 STRETCH_TAG = "check-stretch"
@@ -131,6 +137,8 @@ def grade_notebook(path: Path, exercise: str, timeout: float = DEFAULT_TIMEOUT) 
     nb.cells.extend(nbformat.v4.new_code_cell(f"{imports}\n{call}") for call in calls)
     if exercise in STRETCH:
         nb.cells.append(nbformat.v4.new_code_cell(f"{imports}\n{STRETCH[exercise]}"))
+    if exercise in NOTES:
+        nb.cells.append(nbformat.v4.new_code_cell(NOTES[exercise]))
     with tempfile.TemporaryDirectory(prefix="vmem-grade-") as workdir:
         kept = path.parent / "my_parts"
         if kept.is_dir():  # the parts earlier exercises kept, which the capstone runs on
@@ -144,6 +152,7 @@ def grade_notebook(path: Path, exercise: str, timeout: float = DEFAULT_TIMEOUT) 
         except Exception as exc:  # e.g. the kernel could not start
             return Result(exercise, "crashed", one_line(f"{type(exc).__name__}: {exc}",
                                                      _MESSAGE_CHARS))
+    note = _printed(nb.cells.pop()) if exercise in NOTES else ""
     stretch = stretch_errors = ""
     if exercise in STRETCH:
         stretch_errors = _errors(nb.cells.pop())
@@ -151,15 +160,25 @@ def grade_notebook(path: Path, exercise: str, timeout: float = DEFAULT_TIMEOUT) 
     errors = next((found for cell in nb.cells[-len(calls):] if (found := _errors(cell))), "")
     if errors:
         return Result(exercise, "failed", errors, stretch)
-    return Result(exercise, "passed", f"stretch: {stretch_errors}" if stretch == "failed" else "",
-                  stretch)
+    notes = [text for text in (note, f"stretch: {stretch_errors}" if stretch == "failed"
+                               else "") if text]
+    return Result(exercise, "passed", "; ".join(notes), stretch)
+
+
+def _printed(cell: Any) -> str:
+    """What a cell printed, on one line ("" when it printed nothing or failed)."""
+    return one_line("".join(out.get("text", "") for out in cell.get("outputs", [])
+                            if out.get("output_type") == "stream"), _MESSAGE_CHARS)
 
 
 def _errors(cell: Any) -> str:
-    """The first error a cell raised, on one line ("" when it ran cleanly)."""
+    """The first error a cell raised, on one line ("" when it ran cleanly); a check's
+    verdict reads as in the notebook, "not right yet: ..."."""
     errors = [out for out in cell.get("outputs", []) if out.get("output_type") == "error"]
-    return one_line(f"{errors[0]['ename']}: {errors[0]['evalue']}", _MESSAGE_CHARS) \
-        if errors else ""
+    if not errors:
+        return ""
+    kind = "not right yet" if errors[0]["ename"] == "CheckFailed" else errors[0]["ename"]
+    return one_line(f"{kind}: {errors[0]['evalue']}", _MESSAGE_CHARS)
 
 
 def grade_folder(folder: Path, timeout: float = DEFAULT_TIMEOUT) -> list[Result]:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .checks.common import judged
+from .checks.common import is_vmems, judged
 
 FOLDER = "my_parts"
 PLAIN_VALUES = (str, bytes, int, float, complex, bool, type(None), tuple, list, dict, set,
@@ -255,7 +255,11 @@ class _Module:
 
     def _definition(self, name: str, obj: Any) -> None:
         self.done.add(obj.__name__)
-        source = _statement(obj, self.cells)
+        try:
+            source = _statement(obj, self.cells)
+        except (OSError, TypeError) as error:  # no source: a part built elsewhere
+            raise CannotKeep(f"the source of {name} was not found "
+                             f"({type(error).__name__})") from None
         needed = _definition_time_names(ast.parse(source).body[0])
         needed += [n for f in _functions(obj) for n in _read_globals(f.__code__)]
         if inspect.isclass(obj):
@@ -279,8 +283,12 @@ class _Module:
         for needed in names:
             if needed == owner or needed in self.done:
                 continue
+            value = self.namespace.get(needed)
+            if hasattr(builtins, needed) and getattr(value, "__module__", "__main__") not in (
+                    "__main__", None):
+                continue  # a builtin, or IPython's wrapper of `open`: the copy has its own
             if needed in self.namespace:
-                self.add(needed, self.namespace[needed])
+                self.add(needed, value)
             elif not hasattr(builtins, needed):
                 raise CannotKeep(f"{owner} uses {needed}, which is not defined")
 
@@ -374,6 +382,8 @@ def keep(name: str, part: Any, origin: str, check: Callable[[Any], str],
               "(vmem.course.parts).\n# Edit the notebook and run its check again, "
               "not this file.")
     try:
+        if is_vmems(part):
+            raise CannotKeep(f"it is vmem's own {name}, not yours")
         module = _parts_of(name, part, None, None)
         source = module.source(header)
         copy = _run(source, f"{stem}_{id(module)}", f"{path} (checking)")
@@ -433,7 +443,7 @@ def load(name: str, origin: str, fallback: _Part, check: Callable[[Any], str],
     try:
         part = getattr(_run(path.read_text(encoding="utf-8"), f"{path.stem}_{id(path)}",
                             str(path)), name)
-        why = failure(check, part)
+        why = f"it is vmem's own {name}, not yours" if is_vmems(part) else failure(check, part)
     except Exception as error:  # a file edited by hand must not stop the notebook
         part, why = None, f"{type(error).__name__}: {error}"
     if why is None:

@@ -2,18 +2,25 @@
 
 The operating system releases it when the process dies, so a crash never leaves the
 file locked. The lock file holds who took it ("process 4242 on host since ..."), so a
-refused writer is told who holds it.
+refused writer is told who holds it. The process also remembers the lock files it holds:
+where `flock` locks nothing (Pyodide, the browser course's kernel), a second writer in the
+same process is still refused.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import weakref
 from pathlib import Path
 from typing import TextIO
 
 from ..clock import utc_now
 from ..errors import AgentLockedError, StoreError
+
+_HELD: weakref.WeakValueDictionary[str, TextIO] = weakref.WeakValueDictionary()
+"""The lock files this process holds, by absolute path (weakly: a handle that was dropped
+without `unlock` holds nothing, as the operating system's lock does not either)."""
 
 
 def lock(path: str) -> TextIO:
@@ -43,6 +50,15 @@ def lock(path: str) -> TextIO:
 
 
 def _try_lock(handle: TextIO) -> None:
+    path = os.path.abspath(handle.name)
+    held = _HELD.get(path)
+    if held is not None and not held.closed:
+        raise OSError("held by this process")
+    _lock_file(handle)
+    _HELD[path] = handle
+
+
+def _lock_file(handle: TextIO) -> None:
     try:
         import fcntl
     except ImportError:  # Windows
@@ -55,4 +71,5 @@ def _try_lock(handle: TextIO) -> None:
 
 def unlock(handle: TextIO | None) -> None:
     if handle is not None:
+        _HELD.pop(os.path.abspath(handle.name), None)
         handle.close()  # closing the descriptor releases the lock

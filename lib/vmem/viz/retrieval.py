@@ -70,6 +70,7 @@ class RetrievalView:
     overlap: tuple[OverlapHit, ...]
     relevant: frozenset[int] = frozenset()  # ids the lesson marks relevant (may be none)
     avgdl: float = 0.0  # the records' average length in terms, which `norm` divides by
+    unlabelled: bool = False  # the lesson labelled other queries, not this one: no recall
 
     def recall(self, ids: Sequence[int]) -> float | None:
         """recall@top_k of a ranking's ids: the share of `relevant` it shows (None when
@@ -141,14 +142,15 @@ def scored_ranking(scorer: Scorer, records: Sequence[Record], query: str, *, k1:
 def retrieval_view(index: BM25Index, records: Sequence[Record], query: str, *,
                    k1: float, b: float, top_k: int,
                    relevant: frozenset[int] = frozenset(),
-                   scorer: Scorer | None = None) -> RetrievalView:
+                   scorer: Scorer | None = None, unlabelled: bool = False) -> RetrievalView:
     """BM25 under `k1` and `b` beside the overlap baseline, `top_k` hits each.
 
     `index` must index `records` (see `build_index`); it is not changed: scoring runs on a
     shallow copy that shares its postings and takes its own k1 and b. With a `scorer`
     (a learner's BM25, say) the BM25 column is ranked and scored by it instead; the
     per-term tables still come from `index`, so a scorer that disagrees with BM25 shows
-    its scores beside terms whose shares do not add up to them. Query terms (legend,
+    its scores beside terms whose shares do not add up to them. `unlabelled` says that
+    `relevant` belongs to other queries, so no recall is shown. Query terms (legend,
     bars, tables and the baseline's matches) come from `index.analyzer`, the analyzer
     the index scores with.
     """
@@ -176,7 +178,7 @@ def retrieval_view(index: BM25Index, records: Sequence[Record], query: str, *,
                          tuple(hits),
                          tuple(overlap_ranking(query, records, top_k, analyzer=index.analyzer)),
                          relevant,
-                         tuned.avgdl)
+                         tuned.avgdl, unlabelled)
 
 
 def retrieval_html(view: RetrievalView) -> str:
@@ -245,10 +247,17 @@ def _term_table(view: RetrievalView, hit: RankedHit, colors: dict[str, str]) -> 
 
 def _recall_note(view: RetrievalView, ids: Sequence[int]) -> str:
     """ "; recall@k = ..." beside a ranking's heading, when relevant ids were given."""
+    if view.unlabelled:
+        return "; no recall@k: this query has no relevance labels (only the lesson's has)"
     found = view.recall(ids)
     return "" if found is None else (
         f"; <b>recall@{view.top_k} = {found:.2f}</b> "
         f"({len(view.relevant & set(ids))} of {len(view.relevant)} relevant)")
+
+
+def _same_query(typed: str, labelled: str) -> bool:
+    """Whether `typed` is the labelled query, up to case and spacing."""
+    return " ".join(typed.lower().split()) == " ".join(labelled.lower().split())
 
 
 def _mark(view: RetrievalView, record_id: int) -> str:
@@ -275,6 +284,8 @@ class RetrievalExplorer(Box):
     button back to k1 = 1.2, b = 0.75). The records are read once, when the explorer is
     built, and indexed with the pure-Python textbook `BM25Index` (`.index`, over
     `.records`; every word `tokenize` finds counts, see `build_index`).
+    `relevant=` labels the ids that answer `query`: recall@k is shown for that query only
+    (any other query says it has no labels).
     `scorer=` ranks the BM25 column with another BM25, such as the one notebook 03's
     learner writes: `scorer(query, texts, k1=..., b=...)` returns one score per text.
     `.view()` is the `RetrievalView` on screen.
@@ -285,6 +296,7 @@ class RetrievalExplorer(Box):
                  scorer: Scorer | None = None) -> None:
         require_widgets("RetrievalExplorer")
         self.relevant, self.scorer = frozenset(relevant), scorer
+        self.labelled_query = query  # the query `relevant` labels
         self.records = tuple(store.records())
         self.index = build_index(self.records)
         most = max(1, min(20, len(self.records)))
@@ -308,10 +320,14 @@ class RetrievalExplorer(Box):
         self._draw()
 
     def view(self) -> RetrievalView:
-        """The rankings for the controls' current values."""
+        """The rankings for the controls' current values; `relevant` labels the query the
+        explorer was built with, so recall is shown for that query only."""
+        labelled = _same_query(self.query.value, self.labelled_query)
         return retrieval_view(self.index, self.records, self.query.value, k1=self.k1.value,
-                              b=self.b.value, top_k=self.top_k.value, relevant=self.relevant,
-                              scorer=self.scorer)
+                              b=self.b.value, top_k=self.top_k.value,
+                              relevant=self.relevant if labelled else frozenset(),
+                              scorer=self.scorer,
+                              unlabelled=bool(self.relevant) and not labelled)
 
     def _draw(self, change: Any = None) -> None:
         self.output.value = retrieval_html(self.view())

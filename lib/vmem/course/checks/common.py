@@ -2,11 +2,13 @@
 
 A check fails by raising `CheckFailed` (an `AssertionError`) whose message is one line for
 the learner: what their code did, what was expected, and a hint. In a notebook it shows
-as that line alone, not as a traceback through the grader's source (`@learner_check`
-makes sure of that for anything a check raises). The learner's `NotImplementedError`
-stubs pass through unchanged, so the notebook says which part is still to do; any other
-exception from learner code becomes a `CheckFailed` that names the call, the learner's
-function and line, and the error, so a crash reads as a failed check, not a grader bug.
+as that line alone, "not right yet: ...", not as a traceback through the grader's source
+(`@learner_check` makes sure of that for anything a check raises), and a check that passes
+shows its line "passed: ..." unquoted (`Verdict`): the words of a lesson check. The
+learner's `NotImplementedError` stubs pass through unchanged, so the notebook says which
+part is still to do; any other exception from learner code becomes a `CheckFailed` that
+names the call, the learner's function and line, and the error, so a crash reads as a
+failed check, not a grader bug.
 """
 
 from __future__ import annotations
@@ -33,9 +35,22 @@ class CheckFailed(AssertionError):
     """A check's verdict on learner code, meant to be read as one line."""
 
     def _render_traceback_(self) -> list[str]:
-        """What IPython shows instead of a traceback: the verdict alone (the frames are
-        the grader's, which say nothing about the learner's code)."""
-        return [f"{type(self).__name__}: {self}"]
+        """What IPython shows instead of a traceback: the verdict alone, worded as a
+        lesson check words it (the frames are the grader's, which say nothing about the
+        learner's code)."""
+        return [f"not right yet: {self}"]
+
+
+class Verdict(str):
+    """A check's passing line ("passed: ..."), shown in a notebook as the line itself, as
+    a lesson check prints it, not as a quoted string."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython's display: the line, unquoted."""
+        printer.text(str(self))
 
 
 def fail(message: str) -> NoReturn:
@@ -86,7 +101,7 @@ def learner_check(check: _Check) -> _Check:
     @functools.wraps(check)
     def run(*args: Any, **kwargs: Any) -> str:
         try:
-            return check(*args, **kwargs)
+            return Verdict(check(*args, **kwargs))
         except NotImplementedError:
             raise
         except CheckFailed as verdict:
@@ -108,6 +123,13 @@ def raised(call: Callable[[], Any]) -> Exception | None:
     except Exception as exc:
         return exc
     return None
+
+
+def is_vmems(part: Any) -> bool:
+    """Whether `part` is vmem's own (defined in the vmem package): what a check hands back
+    as a stand-in, which it must never pass, or keep, as the learner's."""
+    home = getattr(part, "__module__", None)
+    return isinstance(home, str) and (home == "vmem" or home.startswith("vmem."))
 
 
 def judged(check: Callable[[Any], str], part: Any) -> tuple[bool | None, str]:

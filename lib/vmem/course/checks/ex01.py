@@ -100,10 +100,10 @@ def check_ex1(approx_tokens: Callable[[str], int], CappedContext: type,  # noqa:
     _check_counter(approx_tokens)
     if stretch:
         _check_stretch(CappedContext)
-        return "ex01 stretch passed: an over-long summary is compressed again before it is cut."
+        return "passed: ex01 stretch: an over-long summary is compressed again before it is cut."
     _check_conversation(CappedContext)
     _check_oversize_turn(CappedContext)
-    return "ex01 passed: whole tool-call runs, the pinned turn, the cap and the capped " \
+    return "passed: ex01: whole tool-call runs, the pinned turn, the cap and the capped " \
            "recursive summary all hold."
 
 

@@ -99,12 +99,12 @@ def check_ex2(recall_at_k: Callable[..., float], ablate: Callable[..., Mapping[s
     _check_ablate(ablate)
     _check_choose(choose)
     if not stretch:
-        return "ex02 passed: recall@k, the ablation on held-out facts and your choice hold."
+        return "passed: ex02: recall@k, the ablation on held-out facts and your choice hold."
     if changed_questions is None:
         fail("the stretch tier needs changed_questions: check_ex2(recall_at_k, ablate, "
              "choose, changed_questions, stretch=True).")
     _check_changed(changed_questions)
-    return "ex02 stretch passed: the questions each switch wins and loses match on held-out facts."
+    return "passed: ex02 stretch: the questions each switch wins and loses match on held-out facts."
 
 
 # --- recall@k ---------------------------------------------------------------------------
@@ -187,7 +187,23 @@ def _diagnose(facts: Sequence[str], questions: Sequence[tuple[str, set[int]]],
             "analyzer=...) and measure recall_at_k over all the questions.")
 
 
+_WEAK_MATCH = (  # the answers share only a common word with the question: they score < 1
+    ["Ana has a red bike.", "Ana has a blue car.", "Ana has a green boat.", "Tom naps.",
+     "Lea naps."],
+    [("What does Ana have?", {0, 1, 2})])
+
+
 def _check_ablate(ablate: Callable[..., Mapping[str, float]]) -> None:
+    facts, questions = _WEAK_MATCH
+    want = reference_ablation(facts, questions, _HELD_OUT_CONFIGS, 1)
+    with calling("ablate(<5 facts>, <1 question>, configs, k=1)"):
+        got = ablate(list(facts), list(questions), dict(_HELD_OUT_CONFIGS), 1)
+    if isinstance(got, Mapping) and set(got) == set(want) and any(
+            not isinstance(got[name], (int, float)) or not math.isclose(got[name], want[name])
+            for name in want):
+        fail(f"on five facts where the answers match the question only by 'Ana' (a low "
+             f"score), ablate gave recall@1 {dict(got)!r}; expected {want['A']:.3f} for "
+             "each. Hint: a fact that matches no query word scores 0, below every match.")
     cases = held_out_cases()
     facts, questions = cases["facts"], cases["questions"]
     for k in _HELD_OUT_K:

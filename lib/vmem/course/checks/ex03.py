@@ -36,6 +36,8 @@ _DISTRACTORS = [  # written straight into the store, not through the learner's i
 _NO_ANSWER = "zeppelin?"
 _CITATION = re.compile(r"\[(?:record\s+)?(\d+)\]")
 _WORD = re.compile(r"[a-z0-9]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_BOTH_RECORDS = "What do you know about Marta?"  # two records answer it: Lisbon, Radiohead
 
 
 class _CheckedStore(ArchivalStore):
@@ -99,11 +101,13 @@ def check_ex3(insert_fact: Callable[..., Any], answer_with_citations: Callable[.
             fail(f"the answer to {question!r} does not cite the record that answers it "
                  f"(record {record_id}); got {answer!r}. Search the store and cite what you "
                  "use.")
+    _check_citations(_answer(answer_with_citations, store, _BOTH_RECORDS), _BOTH_RECORDS,
+                     texts, marks)
     answer = _answer(answer_with_citations, store, _NO_ANSWER)
     if _CITATION.search(answer):
         fail(f"the answer to {_NO_ANSWER!r}, which no record matches, cites something: "
              f"{answer!r}. With no hits, say so and cite nothing.")
-    return "ex03 passed: every record keeps its source, and every answer cites what it used."
+    return "passed: ex03: every record keeps its source, and every answer cites what it used."
 
 
 def _get(store: Any, record_id: Any) -> Any:
@@ -130,9 +134,16 @@ def _distinctive_words(texts: dict[int, str]) -> dict[int, set[str]]:
 
 def _check_citations(answer: str, question: str, texts: dict[int, str],
                      marks: dict[int, set[str]]) -> None:
-    """Split the answer into statements, each ending in its citations, and check each."""
+    """Split the answer into statements, each ending in its citations, and check each.
+
+    Citations belong to the sentence right before them: in "A. B. [1] [2]" the sentence A
+    has none, so a statement cannot borrow the citations grouped after another one."""
     pieces = re.split(r"((?:\s*\[(?:record\s+)?\d+\])+)", answer)
-    statements = list(zip(pieces[0::2], [*pieces[1::2], ""], strict=True))
+    statements = []
+    for text, citations in zip(pieces[0::2], [*pieces[1::2], ""], strict=True):
+        sentences = _SENTENCE_END.split(text)
+        statements += [(sentence, "") for sentence in sentences[:-1]]
+        statements.append((sentences[-1], citations))
     for statement, citations in statements:
         words = set(_WORD.findall(statement.lower()))
         cited = [int(found) for found in _CITATION.findall(citations)]
@@ -148,4 +159,5 @@ def _check_citations(answer: str, question: str, texts: dict[int, str],
             if words & own and record_id not in cited:
                 fail(f"in the answer to {question!r}, the statement {statement.strip()!r} "
                      f"uses record {record_id} but is not followed by [{record_id}]: every "
-                     "statement drawn from a record needs its citation.")
+                     "statement drawn from a record needs its citation right after it, not "
+                     "grouped at the end of the answer.")

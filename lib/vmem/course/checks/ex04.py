@@ -56,7 +56,7 @@ def check_ex4(is_directive: Callable[[str], bool]) -> str:
              "memories mention instructions, rules, passwords, 'always' and 'never' too: "
              "flag text that gives the assistant orders, not text that merely contains "
              "such words.")
-    return (f"ex04 passed: caught {caught}/{total} held-out injections, flagged "
+    return (f"passed: ex04: caught {caught}/{total} held-out injections, flagged "
             f"{flagged}/{ordinary} ordinary memories.")
 
 
@@ -118,5 +118,5 @@ def check_ex4_sources(should_quarantine: Callable[[str, str | None], bool],
              "them: sending data to an address, calling a tool, a forged SYSTEM or role "
              "marker, words to 'the AI reading this', hiding something from the user, "
              "setting the assistant's instructions aside.")
-    return (f"ex04 sources passed: {len(cases['preferences'])}/{len(cases['preferences'])} "
+    return (f"passed: ex04 sources: {len(cases['preferences'])}/{len(cases['preferences'])} "
             f"user preferences kept, {caught}/{total} hostile orders caught from the user.")

@@ -23,7 +23,7 @@ def check_ex5(to_memgpt: Callable[..., list[dict[str, Any]]], TypedCore: type) -
     """Check the conversion to MemGPT/Letta blocks and the limits and read-only rules."""
     _check_to_memgpt(to_memgpt)
     _check_typed_core(TypedCore)
-    return "ex05 passed: blocks have the MemGPT/Letta shape, and limits and read-only hold."
+    return "passed: ex05: blocks have the MemGPT/Letta shape, and limits and read-only hold."
 
 
 def _check_to_memgpt(to_memgpt: Callable[..., list[dict[str, Any]]]) -> None:
@@ -66,6 +66,10 @@ def _check_to_memgpt(to_memgpt: Callable[..., list[dict[str, Any]]]) -> None:
     if got != {"persona": 60, "human": 2000, "project": 2000}:
         fail(f"with limits={{'persona': 60}} the limits were {got}: a given limit applies to "
              "its section, the rest keep the default.")
+    error = raised(lambda: to_memgpt({"human": "x" * 60}, limits={"human": 60}))
+    if error is not None:
+        fail(f"a section exactly at its limit (60 characters, limit 60) raised {error!r}; the "
+             "limit is the largest allowed size, so it fits.")
     error = raised(lambda: to_memgpt({"human": "x" * 61}, limits={"human": 60}))
     if not isinstance(error, ValueError):
         fail("a section longer than its limit must raise ValueError naming it, never be "
@@ -143,6 +147,9 @@ def _check_typed_core(TypedCore: type) -> None:  # noqa: N803
     _refuses(core, "append", ("human", "x" * (room + 1)), ["human", "30"],
              "it would take block 'human' one character over its limit of 30")
     _exact_fit(core, "append", ("human", "y" * room), 1, "Name: Ada." + sep + "y" * room)
+    size = 30 + len(sep) + 1
+    _refuses(core, "append", ("human", "z"), ["human", str(size), "30"],
+             f"block 'human' would hold {size} characters, over its limit of 30")
     _refuses(core, "append", ("rules", "Be brief."), ["rules", "read"],
              "block 'rules' is read-only")
     _refuses(core, "replace", ("rules", "kind", "rude"), ["rules", "read"],
@@ -157,3 +164,24 @@ def _check_typed_core(TypedCore: type) -> None:  # noqa: N803
              "the result would be one character over block 'persona''s limit of 40")
     _exact_fit(core, "replace", ("persona", "Sam", "Sam" + "z" * extra), 0,
                "I am Sam" + "z" * extra + ".")
+    _check_twice(TypedCore)
+
+
+def _check_twice(TypedCore: type) -> None:  # noqa: N803
+    """`old` occurring twice: whether the learner replaces both or the first, the block
+    they store must fit its limit (a size worked out for one replacement while both are
+    made would not)."""
+    value, limit = "tea, then tea.", 20
+    core = _core(TypedCore, [_block("likes", value, limit)])
+    error = raised(lambda: core.replace("likes", "tea", "green tea"))
+    got = _dump(core)[0]["value"]
+    if error is None and len(got) > limit:
+        fail(f"replace('likes', 'tea', 'green tea') on {value!r} (limit {limit}) stored "
+             f"{got!r}, {len(got)} characters: measure the value you actually store, with "
+             "every occurrence replaced, against the limit.")
+    if error is None and got not in (value.replace("tea", "green tea"),
+                                     value.replace("tea", "green tea", 1)):
+        fail(f"replace('likes', 'tea', 'green tea') on {value!r} stored {got!r}; expected "
+             "'tea' replaced and nothing else changed.")
+    if error is not None and got != value:
+        fail("a refused replace still changed the block: validate first, then change.")

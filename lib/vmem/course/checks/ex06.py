@@ -29,6 +29,13 @@ from .common import calling, dispatched, fail, learner_check
 
 MAX_STRING_CHARS = 10_000  # the longest string argument a dispatcher must accept
 KINDS = ("unknown_tool", "invalid_json", "bad_arguments", "tool_error")
+_NAMES = {  # what a failed result's message must name, per kind (stated in the notebook)
+    "unknown_tool": "an unknown tool's message lists the tools that exist.",
+    "invalid_json": "an invalid_json message says the arguments are not valid JSON (the word "
+                    "'JSON') and, for a list or a number, that an object was expected.",
+    "bad_arguments": "a bad_arguments message names the argument that was wrong.",
+    "tool_error": "a tool_error message repeats what the tool raised.",
+}
 
 
 class _Calls:
@@ -46,16 +53,25 @@ class _Calls:
         Args:
             tree: The kind of tree, e.g. "olive".
             height_m: How tall it is, in whole metres.
-            potted: Whether it stays in a pot.
+            potted: Whether it stays in a pot
+                through the winter.
         """
         self.count += 1
         return f"planted {tree} ({height_m} m{', potted' if potted else ''})"
+
+    def tidy(self) -> str:
+        """Tidy the shed."""
+        self.count += 1
+        return "tidied"
 
     def water(self, litres: float) -> str:
         """Water the garden.
 
         Args:
             litres: How much water to use.
+
+        Returns:
+            What was watered.
         """
         self.count += 1
         if litres > 100:
@@ -85,7 +101,8 @@ def _check_schemas(tool_schema: Callable[..., dict], calls: _Calls, stretch: boo
         "plant", "Plant a tree in the garden and remember where it went.",
         {"tree": {"type": "string", "description": 'The kind of tree, e.g. "olive".'},
          "height_m": {"type": "integer", "description": "How tall it is, in whole metres."},
-         "potted": {"type": "boolean", "description": "Whether it stays in a pot."}},
+         "potted": {"type": "boolean",
+                    "description": "Whether it stays in a pot through the winter."}},
         ["tree"])),
         (calls.water, _expected("water", "Water the garden.", {
             "litres": {"type": "number", "description": "How much water to use."}},
@@ -158,17 +175,27 @@ def _dispatch(dispatch: Callable[..., dict], tools: dict, name: Any, arguments: 
 
 
 def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool) -> None:
-    tools = {"plant": calls.plant, "water": calls.water}
-    good = [("plant", {"tree": "olive"}, "planted olive (2 m)", "a dict of arguments"),
-            ("plant", '{"tree": "fig", "height_m": 3, "potted": true}',
-             "planted fig (3 m, potted)", "a JSON object string"),
-            ("water", {"litres": 2}, "watered 2 l", "an int where a float is expected")]
-    for name, arguments, result, what in good:
+    tools = {"plant": calls.plant, "water": calls.water, "tidy": calls.tidy}
+    good = [  # (name, arguments, result, what the call has, the hint when it fails)
+        ("plant", {"tree": "olive"}, "planted olive (2 m)", "a dict of arguments",
+         "pass the arguments to the tool by keyword"),
+        ("plant", '{"tree": "fig", "height_m": 3, "potted": true}',
+         "planted fig (3 m, potted)", "a JSON object string",
+         "parse a string with json.loads, then pass what it holds by keyword"),
+        ("water", {"litres": 2}, "watered 2 l", "an int where a float is expected",
+         "JSON has one kind of number: an int is a fine value for a float parameter "
+         "(a bool is not)"),
+        ("tidy", None, "tidied", "arguments None, for a tool without parameters",
+         "None means no arguments at all, the same as {}"),
+        ("plant", {"tree": "o" * MAX_STRING_CHARS}, f"planted {'o' * MAX_STRING_CHARS} (2 m)",
+         f"a string of exactly {MAX_STRING_CHARS} characters",
+         "MAX_STRING_CHARS is the longest string allowed, so it fits"),
+    ]
+    for name, arguments, result, what, hint in good:
         got = _dispatch(dispatch, tools, name, arguments, f"a valid call with {what}")
         if got != {"ok": True, "result": result}:
             fail(f"dispatch({name!r}, {_short(arguments)}) returned {_short(got)}; expected "
-                 f"{{'ok': True, 'result': {result!r}}}. Hint: parse strings with json.loads "
-                 "and pass the arguments by keyword.")
+                 f"{{'ok': True, 'result': {_short(result)}}}. Hint: {hint}.")
     hostile = [  # (what, name, arguments, kind, what the message names, hint)
         ("an unknown tool", "dig", {}, "unknown_tool", "plant",
          "look the name up in `tools` first"),
@@ -182,8 +209,16 @@ def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool)
          "compare each value's type with the parameter's annotation"),
         ("a bool where an int is expected", "plant", {"tree": "fig", "height_m": True},
          "bad_arguments", "height_m", "isinstance(True, int) is True in Python: rule bools out"),
+        ("a float where an int is expected", "plant", {"tree": "fig", "height_m": 2.5},
+         "bad_arguments", "height_m", "2.5 is not an int: only a float parameter takes it"),
+        ("a bool where a number is expected", "water", {"litres": True}, "bad_arguments",
+         "litres", "a bool is not a number for a float parameter either"),
+        ("a string where a number is expected", "water", {"litres": "lots"},
+         "bad_arguments", "litres", "a float parameter takes an int or a float, nothing else"),
         ("a missing argument", "plant", {"height_m": 3}, "bad_arguments", "tree",
          "every parameter without a default must be present"),
+        ("arguments None for a tool that needs one", "plant", None, "bad_arguments", "tree",
+         "None means no arguments, so a required one is missing"),
         ("an extra argument", "plant", {"tree": "fig", "colour": "red"}, "bad_arguments",
          "colour", "refuse names the signature does not have, do not drop them silently"),
         ("null for a required argument", "plant", {"tree": None}, "bad_arguments", "tree",
@@ -199,11 +234,17 @@ def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool)
         hostile += [
             ("a list with a non-string item", "harvest", {"crops": ["beans", 7]},
              "bad_arguments", "crops", "check every item of a list[str] argument"),
+            ("a string where a list is expected", "harvest", {"crops": "beans"},
+             "bad_arguments", "crops", "a str is not a list, though you can iterate over it"),
+            ("a number for an optional string", "harvest", {"crops": ["beans"], "note": 5},
+             "bad_arguments", "note", "a value for `X | None` that is not None must be an X"),
             ("a misspelt tool name", "plnat", {"tree": "fig"}, "unknown_tool",
              "did you mean 'plant'", "difflib.get_close_matches finds the nearest name"),
         ]
         for arguments, result in (({"crops": ["beans"], "note": None}, "picked beans"),
-                                  ({"crops": ["peas", "kale"]}, "picked peas, kale")):
+                                  ({"crops": ["peas", "kale"]}, "picked peas, kale"),
+                                  ({"crops": ["peas"], "note": "for soup"},
+                                   "picked peas (for soup)")):
             got = _dispatch(dispatch, tools, "harvest", arguments, "a valid list argument")
             if got != {"ok": True, "result": result}:
                 fail(f"dispatch('harvest', {arguments}) returned {_short(got)}; expected "
@@ -220,8 +261,9 @@ def _check_dispatch(dispatch: Callable[..., dict], calls: _Calls, stretch: bool)
                  "before the tool runs.")
         message = got.get("message")
         if not isinstance(message, str) or named.lower() not in message.lower():
-            fail(f"dispatch on {what} said {_short(message)}; the model needs to see "
-                 f"{named!r} in the message to fix its call. Hint: {hint}.")
+            fail(f"dispatch on {what} gave the right error kind but said {_short(message)}; "
+                 f"the model needs to see {named!r} in the message to fix its call. Hint: "
+                 f"{_NAMES[kind]}")
         if isinstance(message, str) and len(message) > 500:
             fail(f"dispatch on {what} wrote a {len(message)}-character message; keep it under "
                  "500 (do not echo huge arguments back into the prompt).")
@@ -239,7 +281,7 @@ def check_ex6(tool_schema: Callable[..., dict], dispatch: Callable[..., dict],
         _check_dispatch(dispatch, calls, stretch)
     tier = "stretch" if stretch else "core"
     kept = keep("dispatch", dispatch, "exercise 6", dispatch_passes, stem=KEPT_AS)
-    return f"ex06 {tier} passed: schemas for unseen tools, and every hostile call answered " \
+    return f"passed: ex06 {tier}: schemas for unseen tools, and every hostile call answered " \
         f"({kept})."
 
 

@@ -193,7 +193,7 @@ def _grade(run_turn: Callable[..., Any], stretch: bool) -> str:
             _compare(_learner(run_turn, factory, 10, 4000, what, hint), want, what, hint)
     tier = "stretch" if stretch else "core"
     count = len(SCRIPTS) + (len(STRETCH_SCRIPTS) if stretch else 0)
-    return f"ex07 {tier} passed: your loop matches vmem.Agent on {count} scripts"
+    return f"passed: ex07 {tier}: your loop matches vmem.Agent on {count} scripts"
 
 
 def reference_run_turn(memory: Any, tools: Any, policy: Any, user_text: str,

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..checks.common import judged
+from ..checks.common import is_vmems, judged
 
 NOT_WRITTEN = "not written yet - using vmem's {part}"
+_LAST: dict[str, str] = {}
+"""The line each part's check printed when it handed vmem's part back: run again on that
+part (the notebook rebound the learner's name to it), the check says the same again."""
 _Part = TypeVar("_Part")
 
 
@@ -22,17 +25,26 @@ def use(part: str, learner: _Part, fallback: _Part, check: Callable[[Any], str],
     exception from the learner's code becomes one line (`judged`). With `keep`, a part
     that passed is also kept as `my_parts/<keep>.py` for later notebooks
     (`vmem.course.parts`), and the line says so; one that fails is dropped from there, so
-    that no later notebook goes on with an older copy."""
+    that no later notebook goes on with an older copy. vmem's own part is never passed as
+    the learner's: given it (the check cell run again after it handed vmem's part back),
+    the check repeats the line it printed then."""
+    if is_vmems(learner):  # e.g. the check cell run again after it handed vmem's part back
+        print(_LAST.get(part, f"not right yet: that is vmem's {part}, not yours: run the "
+                              f"cell that defines yours, then this check (using vmem's "
+                              f"{part} meanwhile)"))
+        return fallback
     passed, said = judged(check, learner)
     if passed is None:
-        print(NOT_WRITTEN.format(part=part))
+        _LAST[part] = NOT_WRITTEN.format(part=part)
+        print(_LAST[part])
         return fallback
     if not passed:
         if keep is not None:
             from ..parts import drop  # parts runs checks through checks.common
 
             drop(keep, origin, said)
-        print(f"not right yet: {said} (using vmem's {part} meanwhile)")
+        _LAST[part] = f"not right yet: {said} (using vmem's {part} meanwhile)"
+        print(_LAST[part])
         return fallback
     if keep is not None:
         from ..parts import keep as keep_part

@@ -125,6 +125,7 @@ _RENDER_CASES = [
     ("Be brief.", "Ada has a sister, Maya.", _chat(3, 4, 5, 6), 24),
     ("Be brief.", None, _chat(5, 30, 2, 2), 30),  # the big one stops the window
     ("Be brief.", None, _chat(5, 6), 4),          # not even the newest fits
+    ("Be brief.", None, _chat(5, 3, 4), 13),      # exactly full: the newest two fit
     ("Be brief.", "Ada likes tea.", [], 50),
 ]
 
@@ -159,6 +160,7 @@ def _check_append(append_fn: Callable[..., bool]) -> str:
              (_chat(4, 2), note, 20),                             # 9 -> 16: crosses
              (_chat(10), {"role": "user", "content": "x"}, 20),   # 13 -> 15: crosses
              (_chat(9), {"role": "user", "content": "x"}, 20),    # 12 -> 14: not above
+             (_chat(4, 4, 1), {"role": "user", "content": "x"}, 20),  # 14 -> 16: from the line
              ([], {"role": "user", "content": "y " * 20}, 20)]    # over in one go
     for queue, message, budget in cases:
         shown = f"append(<queue of {_tokens(queue)} tokens>, <{count_tokens(message['content'])}" \
@@ -167,7 +169,10 @@ def _check_append(append_fn: Callable[..., bool]) -> str:
         with calling(shown):
             warned = append_fn(mine, dict(message), budget)
         want = append(theirs, dict(message), budget)
-        if bool(warned) != want:
+        if not isinstance(warned, bool):
+            fail(f"{shown} returned {warned!r}; expected {want}: return True when it "
+                 "warned and False when it did not (a bool the caller can test).")
+        if warned != want:
             fail(f"{shown} returned {warned!r}; expected {want}. Hint: warn only when this "
                  "append carries the queue from at or below 0.7 x max_tokens to above it.")
         if len(mine) != len(theirs):

@@ -197,6 +197,12 @@ def over_limit_error(label: str, current_chars: int, adding_chars: int, limit: i
                      "there is nothing to refuse")
 
 
+def bare_refusal(label: str, current_chars: int, adding_chars: int, limit: int) -> str:
+    """What the notebook goes on with until the learner's message passes: a refusal that
+    says only that the block is full (the bad example of the lesson, not the answer)."""
+    return f"Error: block {label!r} is full."
+
+
 # (label, current_chars, adding_chars, limit, what it tests); every number distinct
 OVER_LIMIT_CASES: tuple[tuple[str, int, int, int, str], ...] = (
     ("reading_list", 412, 130, 500, "a block with room left, an append that overshoots"),
@@ -247,8 +253,9 @@ def _check_over_limit(over_limit: OverLimit) -> str:
 
 def check_over_limit(over_limit: OverLimit) -> OverLimit:
     """Print one line about the learner's `over_limit_error`; return it when it passed,
-    else vmem's wording (`over_limit_error` above), which the notebook shows the model."""
-    return use("over-limit message", over_limit, over_limit_error, _check_over_limit)
+    else `bare_refusal`, which the notebook shows the model: vmem's own wording would hand
+    the answer over right after the stub that asks for it."""
+    return use("bare refusal", over_limit, bare_refusal, _check_over_limit)
 
 
 KEPT = {"tool_schema": (reduced_schema, _check_schema), "dispatch": (dispatch, _check_dispatcher)}
