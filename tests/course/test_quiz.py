@@ -283,8 +283,9 @@ def notebook_code(stem: str, *cell_ids: str) -> dict:
     cells = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
     namespace: dict = {}
     for cell in cells:
-        if cell.get("id") in cell_ids:
-            exec("".join(cell["source"]), namespace)  # our own notebooks
+        if cell.get("id") in cell_ids:  # our own notebooks, without IPython's magics
+            code = "".join(line for line in cell["source"] if not line.startswith("%"))
+            exec(code, namespace)
     return namespace
 
 

@@ -43,10 +43,14 @@ def _predicted(widget):
     if isinstance(widget, _viz.EvictionViewer):
         frames = _viz.replay(widget.context, widget.budget.value).frames
         return frames[widget.step.value - 1].facts()
-    if isinstance(widget, _viz.RetrievalExplorer):
+    if isinstance(widget, _viz.RetrievalExplorer):  # recall only for the labelled query
+        labelled = widget.query.value.lower().split() == widget.labelled_query.lower().split()
         return _viz.retrieval_view(widget.index, widget.records, widget.query.value,
                                    k1=widget.k1.value, b=widget.b.value,
-                                   top_k=widget.top_k.value, relevant=widget.relevant).facts()
+                                   top_k=widget.top_k.value,
+                                   relevant=widget.relevant if labelled else frozenset(),
+                                   scorer=widget.scorer,
+                                   unlabelled=bool(widget.relevant) and not labelled).facts()
     return _viz.trace_facts(_viz.trace_rows(widget.turn), widget.step.value)
 
 _kinds = (_viz.EvictionViewer, _viz.RetrievalExplorer, _viz.TraceViewer)
