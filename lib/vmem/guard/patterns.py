@@ -323,11 +323,12 @@ TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("fake chat-template marker", r"<<\s*/?\s*sys\s*>>"),
     ("fake chat-template marker", r"[\"']role[\"']\s*:\s*[\"'](?:system|developer)[\"']"),
     ("fake chat-template marker",
-     r"(?:^|\n|[.!?]\s)\s*(?:system|developer)\s*(?:message|prompt)?\s*:\s*(?:you|ignore|"
+     r"(?:^|\n|[.!?]\s)[^\S\n]*(?:system|developer)\s*(?:message|prompt)?\s*:\s*(?:you|ignore|"
      r"new|the assistant|override|from now)"),
     ("fake chat-template marker",
-     r"#{2,}\s*(?:new\s+)?(?:instructions?|system|directives?)\b"),
-    ("fake chat-template marker", r"(?:-{3,}|={3,}|\*{3,}|#{2,})\s*end of\b"),
+     r"(?<!#)#{2,}\s*(?:new\s+)?(?:instructions?|system|directives?)\b"),
+    ("fake chat-template marker",  # a run is tried from its start only: linear on long runs
+     r"(?:(?<!-)-{3,}|(?<!=)={3,}|(?<!\*)\*{3,}|(?<!#)#{2,})\s*end of\b"),
     ("fake chat-template marker", r"\bend of (?:user|untrusted) (?:data|input|content)\b"),
     ("fake chat-template marker",
      r"\bnew (?:system )?(?:prompt|instructions?|directives?|rules|persona)\s*:"),
@@ -357,7 +358,7 @@ TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("addresses the model",
      rf"\b{_MODEL}\s+(?:instructions?|directives?|note|command|override|notice|task)\s*:"),
     ("overrides instructions",
-     r"(?:^|\n)\s*(?:override|admin override|new instructions?|"
+     r"(?:^|\n)[^\S\n]*(?:override|admin override|new instructions?|"
      r"instructions? for (?:the )?(?:ai|assistant|model))\s*:"),
     ("calls a tool",
      r"\b(?:call|invoke|execute|trigger|run|use)\s+(?:the\s+)?[`'\"]?[a-z]{2,20}_[a-z_]{2,40}"

@@ -41,7 +41,9 @@ _SEPARATORS = re.compile(r"[\s.\-_*,/|~+'`]+")
 # either order. Latin letters of other languages (Turkish "ı") are never folded here.
 _LOOKALIKE = "".join(chr(code) for code in CONFUSABLES
                      if unicodedata.name(chr(code)).startswith(("CYRILLIC", "GREEK")))
-_MIXED_WORD = re.compile(rf"\w*(?:[a-zA-Z]\w*[{_LOOKALIKE}]|[{_LOOKALIKE}]\w*[a-zA-Z])\w*")
+_WORD_RUN = re.compile(r"\w+")
+_LATIN_LETTER = re.compile(r"[a-zA-Z]")
+_LOOKALIKE_LETTER = re.compile(f"[{_LOOKALIKE}]")
 
 
 def normalize(text: str) -> str:
@@ -61,7 +63,17 @@ def fold_mixed(text: str) -> str:
     is every position."""
     if text.isascii():
         return text
-    return _MIXED_WORD.sub(lambda match: match.group().translate(CONFUSABLES), text)
+    return _WORD_RUN.sub(_fold_if_mixed, text)
+
+
+def _fold_if_mixed(match: re.Match[str]) -> str:
+    """One word, folded when it holds a Latin letter and a look-alike. Two plain searches
+    per word keep this linear: one pattern for "a word with both, in either order" backtracks
+    cubically on a long word of look-alikes alone."""
+    word = match.group()
+    if _LOOKALIKE_LETTER.search(word) and _LATIN_LETTER.search(word):
+        return word.translate(CONFUSABLES)
+    return word
 
 
 def _words(text: str) -> str:
