@@ -7,11 +7,16 @@
     .venv/bin/python scripts/train_guard.py --dev      # trained without the DEV lines:
                                                        # the DEV figures settings are chosen on
     .venv/bin/python scripts/train_guard.py --folds    # the same over four folds of training
+    .venv/bin/python scripts/train_guard.py --agentdojo /tmp/agentdojo --dev
+                        # with AgentDojo's injections too (any of the modes above)
 
 It reads the training splits described in `tests/data/guard_lang/README.md`: the
 project's own sets, BIPIA's train split and LoCoMo (from ../shared/data; the shipped file
 was trained with both present, so `--check` needs them too, and fails naming them when
-they are missing).
+they are missing). `--agentdojo PATH` adds AgentDojo's injections and ordinary tool texts
+(`vmem.eval.public_sets`; PATH is the wheel that `pip download agentdojo==0.1.35
+--no-deps -d PATH` fetches, or that folder); when the shipped file names a public set among
+its sources, `--check` fails naming it unless its path is given.
 """
 
 from __future__ import annotations
@@ -30,8 +35,9 @@ from vmem.eval.guard_sets import (
     training_sets,
 )
 from vmem.eval.guard_train import THRESHOLD, train, training_examples
+from vmem.eval.public_sets import AGENTDOJO_VERSION, agentdojo
 from vmem.guard import Guard
-from vmem.guard.model import MODEL_FILE
+from vmem.guard.model import MODEL_FILE, Model
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "lib" / "vmem" / "data" / MODEL_FILE
@@ -48,8 +54,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", action="store_true",
                         help="like --dev, over all four folds of the training lines")
     parser.add_argument("--data", type=Path, default=SHARED, help="the shared data folder")
+    parser.add_argument("--agentdojo", type=Path, metavar="PATH",
+                        help=f"train on AgentDojo's injections too: its wheel, or the folder "
+                             f"`pip download agentdojo=={AGENTDOJO_VERSION} --no-deps -d` "
+                             f"wrote it to")
+    parser.add_argument("--measure-only", action="store_true",
+                        help="with --dev or --folds: show the public sets' rows, train "
+                             "without them (the figures to compare with)")
     args = parser.parse_args(argv)
     poisoning, locomo = args.data / "poisoning", args.data / "locomo" / "locomo10.json"
+    public = {"agentdojo": args.agentdojo}
+    needed = _public_needed(public) if args.check else []
+    if needed:
+        print(f"cannot check: the shipped weights were trained with {' and '.join(needed)} "
+              f"too, and its path was not given (--agentdojo PATH, after `pip download "
+              f"agentdojo=={AGENTDOJO_VERSION} --no-deps -d PATH`; docs/RELIABILITY.md says "
+              "where each set comes from); without it training cannot reproduce the "
+              "shipped file.", file=sys.stderr)
+        return 1
     missing = [str(path) for path in (poisoning / "bipia", locomo) if not path.exists()]
     if missing:
         print(f"cannot train: {' and '.join(missing)} not found. The shipped weights were "
@@ -59,11 +81,19 @@ def main(argv: list[str] | None = None) -> int:
               "unchecked. CI, which has no fetched data, pins the shipped weights' scores "
               "instead (tests/eval/test_guard_eval.py).", file=sys.stderr)
         return 1 if args.check else 2
+    extra = {}
+    for name, path in public.items():
+        if path is not None:
+            if agentdojo(path) is None:
+                print(f"cannot train: no copy of {name} at {path}", file=sys.stderr)
+                return 1 if args.check else 2
+            extra[name] = path
     if args.cross_validate:
-        return cross_validate(poisoning, locomo)
+        return cross_validate(poisoning, locomo, extra)
     if args.dev or args.folds:
-        return dev_figures(poisoning, locomo, folds=args.folds)
-    model = train(training_examples(poisoning, locomo))
+        return dev_figures(poisoning, locomo, extra, folds=args.folds,
+                           train_public=not args.measure_only)
+    model = train(training_examples(poisoning, locomo, extra=_public(extra)))
     text = model.to_json()
     if args.check:
         same = SHIPPED.is_file() and SHIPPED.read_text(encoding="utf-8") == text
@@ -75,14 +105,32 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def cross_validate(poisoning: Path, locomo: Path, folds: int = 4) -> int:
+def _public_needed(paths: dict[str, Path | None]) -> list[str]:
+    """The public sets the shipped file was trained with (by the sources its meta
+    counts) whose path is not given."""
+    shipped = Model.from_json(SHIPPED.read_text(encoding="utf-8")) if SHIPPED.is_file() \
+        else None
+    sources = shipped.meta.get("sources") if shipped else None
+    sources = sources if isinstance(sources, dict) else {}
+    return sorted(name for name, path in paths.items()
+                  if path is None and any(key.startswith(f"{name}:") for key in sources))
+
+
+def _public(paths: dict[str, Path], dev: bool | frozenset[int] = False) -> dict:
+    """The public sets named in `paths`, read (with `dev`, split for tuning)."""
+    return {name: agentdojo(path, dev=dev) for name, path in paths.items()}
+
+
+def cross_validate(poisoning: Path, locomo: Path, extra: dict[str, Path],
+                   folds: int = 4) -> int:
     """Train without every fourth BIPIA category and count its addressed strings caught."""
     categories = sorted(bipia(poisoning) or {})
     patterns = Guard(learned_threshold=None)
     caught = total = 0
     for fold in range(folds):
         held = categories[fold::folds]
-        model = train(training_examples(poisoning, locomo, skip_categories=held))
+        model = train(training_examples(poisoning, locomo, skip_categories=held,
+                                        extra=_public(extra)))
         for category in held:
             attacks = [a for a in (bipia(poisoning) or {})[category] if addressed(a)]
             hits = 0
@@ -95,11 +143,13 @@ def cross_validate(poisoning: Path, locomo: Path, folds: int = 4) -> int:
     return 0
 
 
-def dev_figures(poisoning: Path, locomo: Path, folds: bool = False,
+def dev_figures(poisoning: Path, locomo: Path, extra: dict[str, Path], folds: bool = False,
+                train_public: bool = True,
                 thresholds: tuple[float, ...] = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)) -> int:
     """Train without the DEV lines (`vmem.eval.guard_sets.DEV`) and print, per language
     and threshold, DEV injections caught and DEV ordinary texts flagged: what every
-    setting is chosen on. With `folds`, the same over all four `FOLDS` in turn (each
+    setting is chosen on (with the DEV goals and texts of the public sets in `extra`, one
+    row each). With `folds`, the same over all four `FOLDS` in turn (each
     training line scored once by a model that did not see it). The real held-out lines
     are neither trained on nor shown."""
     patterns = Guard(learned_threshold=None)
@@ -112,8 +162,10 @@ def dev_figures(poisoning: Path, locomo: Path, folds: bool = False,
                 (patterns.scan(text).flagged, guard.learned_score(text)) for text in texts)
 
     for number, fold in enumerate(FOLDS if folds else (DEV,)):
-        guard = Guard(model=train(training_examples(poisoning, locomo, dev=fold)))
-        for sets in (language_sets(dev=fold) or {}, training_sets(dev=fold) or {}):
+        public = _public(extra, dev=fold)
+        guard = Guard(model=train(training_examples(poisoning, locomo, dev=fold,
+                                                    extra=public if train_public else None)))
+        for sets in (language_sets(dev=fold) or {}, training_sets(dev=fold) or {}, public):
             for lang, split in sets.items():
                 score(guard, lang, split.held_injections, split.held_ordinary)
         english = [repo_data() / f"guard_dev_{kind}.txt" for kind in ("injections", "ordinary")]

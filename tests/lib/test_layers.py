@@ -84,6 +84,7 @@ LAYERS: dict[str, tuple[int, int]] = {
     "course.checks.ex08": (5, 5),  # says whose dispatcher (ex06) and loop (ex07) ran
     "eval.synthetic": (5, 1), "eval.runner": (5, 1), "eval.guard_sets": (5, 0),
     "eval.guard": (5, 1), "eval.guard_train": (5, 1), "eval.paraphrase": (5, 2),
+    "eval.public_sets": (5, 1),  # public injection sets, read as guard_sets reads its own
     "course.grading": (5, 6), "course.chat": (5, 2), "eval.budget": (5, 2),
     "grading": (5, 7), "eval.cli": (5, 3), "eval.dense": (5, 0),
     "__main__": (5, 9),

@@ -12,11 +12,19 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..guard.model import Model, anchored, features
-from .guard_sets import addressed, bipia, language_sets, locomo_turns, repo_data, training_sets
+from .guard_sets import (
+    LabelledSet,
+    addressed,
+    bipia,
+    language_sets,
+    locomo_turns,
+    repo_data,
+    training_sets,
+)
 
 __all__ = ["EPOCHS", "THRESHOLD", "train", "training_examples"]
 
@@ -29,9 +37,12 @@ _ENGLISH_TRAIN = (("guard_injections.txt", 1), ("guard_injections_novel.txt", 1)
 
 def training_examples(poisoning: Path | None, locomo: Path | None,
                       skip_categories: Iterable[str] = (), *,
-                      dev: bool | frozenset[int] = False) -> list[tuple[str, int, str]]:
+                      dev: bool | frozenset[int] = False,
+                      extra: Mapping[str, LabelledSet] | None = None,
+                      ) -> list[tuple[str, int, str]]:
     """(anchored sentence, label, source) from every training split that is present
-    (with `dev`, without the lines that tuning holds out)."""
+    (with `dev`, without the lines that tuning holds out), and the training lines of the
+    public sets in `extra` (`vmem.eval.public_sets`, read with the same `dev`), by name."""
     texts: list[tuple[str, int, str]] = []
     for lang, split in sorted((language_sets(dev=dev) or {}).items()):
         texts += [(text, 1, lang) for text in split.train_injections]
@@ -52,6 +63,9 @@ def training_examples(poisoning: Path | None, locomo: Path | None,
     turns = locomo_turns(locomo) if locomo else None
     if turns:
         texts += [(turn, 0, "locomo") for turn in turns[0]]
+    for name, split in sorted((extra or {}).items()):
+        texts += [(text, 1, name) for text in split.train_injections]
+        texts += [(text, 0, name) for text in split.train_ordinary]
     return [(sentence, label, source) for text, label, source in texts
             for sentence in anchored(text)]
 
