@@ -25,6 +25,7 @@ from vmem.clock import StepClock
 from vmem.context import MainContext
 from vmem.core import CoreMemory
 from vmem.recall import RecallStore
+from vmem.text import visible
 from vmem.tools import ALIASES, TOOL_NAMES, MemoryTools, ToolResult
 
 BATCH = 10
@@ -120,7 +121,7 @@ def run_batch(batch: list[tuple[object, object]]) -> None:
         sent = args if isinstance(args, dict) else None if not result.ok else json.loads(args)
         if result.ok and name in ("archival_memory_insert", "archival_memory_update"):
             stored = archival.get(result.record_id).text
-            assert stored == sent["content"]
+            assert stored == visible(sent["content"])  # invisible characters never stored
             if result.record_id not in inserted:
                 inserted.append(result.record_id)
             assert len(archival) == len(inserted)
