@@ -2,7 +2,7 @@
 
 BM25 alone ranks each stored text on its own words. A conversation is more than that, and
 the stores use what they already hold (docs/RETRIEVAL.md has the measurements, chosen on
-LoCoMo conversations 1-5 and reported on 6-10):
+LoCoMo conversations 1-5 and BEAM chats 1-10, and reported on LoCoMo 6-10):
 
 - **What a recall message is indexed as** (`recall_document`): the message before it in
   the same sitting when that is short (a reply is often about the question it answers:
