@@ -35,7 +35,6 @@ def measure(data: str, size: int) -> dict[str, float]:
     """Append `size` turns to a new file-backed RecallStore, then time the searches."""
     from vmem.archival import ArchivalStore
     from vmem.eval.locomo import load_locomo
-    from vmem.messages import Message
     from vmem.recall import RecallStore
 
     conversations = load_locomo(data)
@@ -43,18 +42,13 @@ def measure(data: str, size: int) -> dict[str, float]:
     questions = [q.question for c in conversations for q in c.questions][:QUESTIONS]
     with tempfile.TemporaryDirectory() as folder:
         store = RecallStore(os.path.join(folder, "recall.db"))
-        start, began = turns[0].created_at, time.perf_counter()
-        for i in range(size):
-            turn = turns[i % len(turns)]
-            store.add(Message(role="user", name=turn.name, content=turn.content,
-                              created_at=start + timedelta(seconds=30 * i)))
+        began = time.perf_counter()
+        fill_recall(store, turns, size)
         appends = size / (time.perf_counter() - began)
         cold, warm = (_latencies(store, questions) for _ in range(2))
         store.close()
         archival = ArchivalStore(os.path.join(folder, "archival.db"))
-        for i in range(size):
-            turn = turns[i % len(turns)]
-            archival.insert(f"{turn.name}: {turn.content}")
+        fill_archival(archival, turns, size)
         records_cold, records_warm = (_latencies(archival, questions) for _ in range(2))
         archival.close()
     return {"appends_per_s": appends, "p50": _percentile(cold, 50),
@@ -62,6 +56,25 @@ def measure(data: str, size: int) -> dict[str, float]:
             "archival_p50": _percentile(records_cold, 50),
             "archival_warm_p50": _percentile(records_warm, 50),
             "recall_over_archival": _percentile(cold, 50) / _percentile(records_cold, 50)}
+
+
+def fill_recall(store, turns: list, size: int) -> None:
+    """Append `size` messages to `store`: LoCoMo's `turns` repeated, 30 seconds apart, each
+    as a user message named for its speaker."""
+    from vmem.messages import Message
+
+    start = turns[0].created_at
+    for i in range(size):
+        turn = turns[i % len(turns)]
+        store.add(Message(role="user", name=turn.name, content=turn.content,
+                          created_at=start + timedelta(seconds=30 * i)))
+
+
+def fill_archival(archival, turns: list, size: int) -> None:
+    """Insert the same `size` texts as `fill_recall`, as archival records "speaker: text"."""
+    for i in range(size):
+        turn = turns[i % len(turns)]
+        archival.insert(f"{turn.name}: {turn.content}")
 
 
 def _latencies(store, questions: list[str]) -> list[float]:

@@ -18,12 +18,17 @@ import argparse
 import os
 import sys
 import tempfile
-from datetime import timedelta
 from pathlib import Path
 from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).parent))
-from recall import QUESTIONS, _latencies, _percentile  # noqa: E402 - the sibling benchmark
+from recall import (  # noqa: E402 - the sibling benchmark
+    QUESTIONS,
+    _latencies,
+    _percentile,
+    fill_archival,
+    fill_recall,
+)
 
 from vmem import tier  # noqa: E402
 from vmem.archival import ArchivalStore  # noqa: E402
@@ -31,7 +36,6 @@ from vmem.eval.beam import load_beam  # noqa: E402
 from vmem.eval.locomo import Conversation, load_locomo  # noqa: E402
 from vmem.eval.metrics import recall_at_k  # noqa: E402
 from vmem.eval.runner import ingest_memory  # noqa: E402
-from vmem.messages import Message  # noqa: E402
 from vmem.recall import RecallStore  # noqa: E402
 
 
@@ -43,11 +47,8 @@ def search_times(conversations: list[Conversation], size: int, pools: list[int]
     with tempfile.TemporaryDirectory() as folder:
         store = RecallStore(os.path.join(folder, "recall.db"))
         archival = ArchivalStore(os.path.join(folder, "archival.db"))
-        for i in range(size):
-            turn = turns[i % len(turns)]
-            store.add(Message(role="user", name=turn.name, content=turn.content,
-                              created_at=turns[0].created_at + timedelta(seconds=30 * i)))
-            archival.insert(f"{turn.name}: {turn.content}")
+        fill_recall(store, turns, size)
+        fill_archival(archival, turns, size)
         _latencies(archival, questions)
         records = _percentile(_latencies(archival, questions), 50)
         times = {}
