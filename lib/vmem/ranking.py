@@ -269,7 +269,7 @@ def _with_parts(hit: Hit, added: Mapping[str, float]) -> Hit:
     """`hit` with the `added` parts in its score and its `terms` (itself when none)."""
     if not added:
         return hit
-    return Hit(hit.record, hit.score + sum(added.values()), {**hit.terms, **added}, hit.note)
+    return replace(hit, score=hit.score + sum(added.values()), terms={**hit.terms, **added})
 
 
 def _own_words_and_openings(hits: list[Hit], priors: Priors,
