@@ -29,6 +29,7 @@ from vmem.eval.locomo import Conversation, load_locomo
 from vmem.eval.runner import evaluate_recall
 from vmem.ranking import Priors
 
+Groups = Callable[[list[Conversation]], list[list[Conversation]]]
 PARTS: dict[str, dict[str, object]] = {
     "all parts": {},
     "- prompt in document": {"PROMPT_TERMS": 0},
@@ -44,8 +45,9 @@ PARTS: dict[str, dict[str, object]] = {
 
 
 def measure(conversations: list[Conversation], change: dict[str, object],
-            groups: Callable[[Conversation], list[Conversation]]) -> list[float]:
-    """Overall recall@10 and then each group's, in percent, with `change` applied."""
+            groups: Groups) -> list[float]:
+    """Overall recall@10 and then each group's (`groups` picks them from the corpus: the
+    same conversations with fewer questions), in percent, with `change` applied."""
     fields = {f.name for f in dataclasses.fields(Priors)}
     priors = Priors(**{k: v for k, v in change.items() if k in fields})
     limit = int(change.get("PROMPT_TERMS", ranking.PROMPT_TERMS))  # type: ignore[arg-type]
@@ -83,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chats", default="1-10")
     parser.add_argument("--conversations", default="1-5")
     args = parser.parse_args(argv)
-    columns: list[tuple[str, list[Conversation], Callable]] = []
+    columns: list[tuple[str, list[Conversation], Groups]] = []
     first, _, last = args.chats.partition("-")
     if args.beam.is_dir():
         beam = load_beam(args.beam, range(int(first), int(last or first) + 1))

@@ -116,7 +116,7 @@ def test_missing_and_malformed_data_fail_with_what_to_do(tmp_path, beam):
     with pytest.raises(DatasetError, match="holds no chat folders"):
         load_beam(tmp_path / "empty")
     with pytest.raises(DatasetError, match="has no chat 7 .it has 1-2."):
-        load_beam(beam, range(1, 8).__class__(7, 8))
+        load_beam(beam, range(7, 8))
     broken = _write_chat(tmp_path / "broken", 1)
     (broken / "chat.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(DatasetError, match="cannot read .*chat.json"):
