@@ -61,7 +61,7 @@ def fold_mixed(text: str) -> str:
     """`text` with look-alike letters folded inside words that also hold Latin letters
     ("ignоre" with a Cyrillic "о" reads as "ignore"); words of one script are kept, and so
     is every position."""
-    if text.isascii():
+    if text.isascii() or not _LOOKALIKE_LETTER.search(text):
         return text
     return _WORD_RUN.sub(_fold_if_mixed, text)
 
